@@ -1,0 +1,2 @@
+//! canopy-cli
+fn main() {}

@@ -1,0 +1,13 @@
+//! Shared types of Canopy: the provider-neutral conversation, trace events and subagent results.
+//! No I/O lives here; every other crate and the UI (through generated TypeScript) speak these types.
+
+pub mod message;
+pub mod result;
+pub mod secret;
+pub mod trace;
+pub mod typescript;
+
+pub use message::*;
+pub use result::*;
+pub use secret::SecretString;
+pub use trace::*;

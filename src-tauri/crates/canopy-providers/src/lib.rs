@@ -1,0 +1,142 @@
+//! Streaming model clients behind one trait. `openai` speaks Chat Completions (any OpenAI-compatible
+//! endpoint: OpenAI, Ollama, LM Studio, vLLM, DeepSeek, OpenRouter, …); `anthropic` speaks Messages.
+//! Both stream over SSE, accumulate tool calls, report usage, retry transient failures with backoff
+//! (honouring `Retry-After`), time out idle streams, and stop at once when cancelled.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use canopy_protocol::{FinishReason, Message, ProviderKind, SecretString, ToolCall, ToolSpec, Usage};
+use tokio_util::sync::CancellationToken;
+
+mod error;
+pub use error::ProviderError;
+
+/// Everything needed to reach one model.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    /// Wire protocol.
+    pub kind: ProviderKind,
+    /// Base URL: for `openai` it includes the version path (`http://127.0.0.1:11434/v1`); for
+    /// `anthropic` it does not (`https://api.anthropic.com`).
+    pub base_url: String,
+    /// Model id sent in requests.
+    pub model: String,
+    /// API key; `None` for local endpoints that need none.
+    pub api_key: Option<SecretString>,
+    /// Retries after the first attempt for 429 / 5xx / connection errors.
+    pub max_retries: u32,
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+    /// Longest silence allowed between stream chunks (and before the first byte).
+    pub idle_timeout: Duration,
+    /// Upper bound for backoff between retries when no `Retry-After` is given.
+    pub max_backoff: Duration,
+}
+
+impl ProviderConfig {
+    /// A config with default timeouts and retries.
+    pub fn new(kind: ProviderKind, base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        ProviderConfig {
+            kind,
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            max_retries: 3,
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(90),
+            max_backoff: Duration::from_secs(30),
+        }
+    }
+}
+
+/// One model call.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// System prompt.
+    pub system: String,
+    /// History.
+    pub messages: Vec<Message>,
+    /// Tools the model may call. Empty = no `tools` field is sent at all.
+    pub tools: Vec<ToolSpec>,
+    /// False asks for a final answer without tool calls while keeping `tools` defined (needed when the
+    /// history holds tool calls): `tool_choice: "none"` / `{"type": "none"}`.
+    pub allow_tool_calls: bool,
+    /// Output token cap (`max_tokens`).
+    pub max_tokens: u32,
+    /// Sampling temperature, if set.
+    pub temperature: Option<f32>,
+}
+
+/// The aggregated result of one streamed model call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// Concatenated text deltas.
+    pub text: String,
+    /// Complete tool calls, in index order, arguments as raw JSON text.
+    pub tool_calls: Vec<ToolCall>,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// Reported usage (or an estimate marked `estimated`).
+    pub usage: Usage,
+    /// Model id the provider reported (falls back to the requested one).
+    pub model: String,
+}
+
+/// Progress reported while a call streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta {
+    /// New assistant text.
+    Text(String),
+    /// A tool call started streaming (its arguments follow).
+    ToolCallStarted {
+        /// Tool-call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// The call failed transiently and will be retried after `delay`.
+    Retrying {
+        /// 1-based retry number.
+        attempt: u32,
+        /// Wait before the retry.
+        delay: Duration,
+        /// The error that caused it.
+        error: String,
+    },
+}
+
+/// A model (listed by the endpoint).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelListing {
+    /// Model id.
+    pub id: String,
+}
+
+/// A streaming model client.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Wire protocol.
+    fn kind(&self) -> ProviderKind;
+    /// The configured model id.
+    fn model_id(&self) -> &str;
+    /// The configured base URL.
+    fn base_url(&self) -> &str;
+    /// Streams one call to completion, reporting deltas as they arrive. Retries transient failures
+    /// (each announced through `on_delta`). Returns `ProviderError::Cancelled` promptly once `cancel`
+    /// fires. A stream that ends before its terminal event is an error, never a partial response.
+    async fn complete(
+        &self,
+        request: &ModelRequest,
+        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ModelResponse, ProviderError>;
+    /// Lists the models the endpoint offers (`GET {base}/models` or `GET {base}/v1/models`).
+    async fn list_models(&self) -> Result<Vec<ModelListing>, ProviderError>;
+}
+
+/// Builds the client for a config.
+pub fn client_for(config: ProviderConfig) -> Result<std::sync::Arc<dyn ModelClient>, ProviderError> {
+    let _ = config;
+    Err(ProviderError::Protocol("not implemented yet".into()))
+}

@@ -1,0 +1,1 @@
+//! canopy-test-support
