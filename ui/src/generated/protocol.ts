@@ -1,0 +1,677 @@
+export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
+export type Message = { "role": "user", 
+/**
+ * The text.
+ */
+text: string, } | { "role": "assistant", 
+/**
+ * Visible text (may be empty when the turn only calls tools).
+ */
+text: string, 
+/**
+ * Tool calls in the order the model emitted them.
+ */
+tool_calls: Array<ToolCall>, } | { "role": "tool_result", 
+/**
+ * Id of the tool call this answers.
+ */
+call_id: string, 
+/**
+ * Name of the tool that was called.
+ */
+name: string, 
+/**
+ * What the model sees: output, or an error message.
+ */
+content: string, 
+/**
+ * True when `content` is an error (bad arguments, denied, failed).
+ */
+is_error: boolean, };
+export type ToolCall = { 
+/**
+ * Provider-assigned id (OpenAI `call_…`, Anthropic `toolu_…`).
+ */
+id: string, 
+/**
+ * Tool name.
+ */
+name: string, 
+/**
+ * Raw JSON text of the arguments (may be invalid JSON if the model produced that).
+ */
+arguments: string, };
+export type ToolSpec = { 
+/**
+ * Tool name, e.g. `Read`.
+ */
+name: string, 
+/**
+ * What the tool does, for the model.
+ */
+description: string, 
+/**
+ * JSON Schema of the arguments object.
+ */
+parameters: JsonValue, };
+export type Usage = { 
+/**
+ * Prompt/input tokens.
+ */
+input_tokens: number, 
+/**
+ * Completion/output tokens.
+ */
+output_tokens: number, 
+/**
+ * True when the provider did not report usage and the figures are an estimate (~4 bytes/token).
+ */
+estimated: boolean, };
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter" | { "other": string };
+export type ModelSlot = "main" | "light";
+export type ProviderKind = "openai" | "anthropic";
+export type ResultStatus = "completed" | "partial";
+export type Verdict = "PASS" | "FAIL" | "PARTIAL" | "UNVERIFIED";
+export type EvidenceState = "valid" | "missing_file" | "line_out_of_range" | "outside_project" | "unparseable";
+export type CheckedEvidence = { 
+/**
+ * The reference exactly as the model wrote it.
+ */
+raw: string, 
+/**
+ * Project-relative path (as written, normalised to `/`).
+ */
+path: string, 
+/**
+ * First cited line, 1-based (0 when unparseable).
+ */
+line: number, 
+/**
+ * Last cited line for a range.
+ */
+end_line: number | null, 
+/**
+ * What the check found.
+ */
+state: EvidenceState, 
+/**
+ * The text of the first cited line when `state` is `valid` (capped for display).
+ */
+text: string | null, };
+export type SubagentResult = { 
+/**
+ * Completed or partial.
+ */
+status: ResultStatus, 
+/**
+ * Non-empty prose summary; this is what the parent model reads first.
+ */
+summary: string, 
+/**
+ * Individual findings.
+ */
+findings: Array<string>, 
+/**
+ * Evidence references, checked by the host.
+ */
+evidence: Array<CheckedEvidence>, 
+/**
+ * Questions the subagent could not settle.
+ */
+unresolved_questions: Array<string>, 
+/**
+ * Verdict, for the `verify` contract only.
+ */
+verdict: Verdict | null, 
+/**
+ * Reasons for the verdict, for the `verify` contract only.
+ */
+reasons: Array<string>, };
+export type TraceRecord = { 
+/**
+ * Schema version ([`TRACE_SCHEMA_VERSION`]).
+ */
+v: number, 
+/**
+ * Sequence number within this session's file, from 0, without gaps.
+ */
+seq: number, 
+/**
+ * Wall-clock time of the event, milliseconds since the Unix epoch.
+ */
+ts_ms: number, 
+/**
+ * The session (agent) that emitted the event; also the file name stem.
+ */
+session_id: string, 
+/**
+ * The run (one user prompt of the root session, including all subagents it spawned).
+ */
+run_id: string, 
+/**
+ * The parent agent's session, `null` for the root.
+ */
+parent_session_id: string | null, 
+/**
+ * The event itself.
+ */
+event: TraceEvent, };
+export type AgentKind = "main" | "subagent";
+export type PermissionMode = "main" | "readonly_subagent";
+export type ModelInfo = { 
+/**
+ * The slot whose configuration is in use (after any fallback).
+ */
+slot: ModelSlot, 
+/**
+ * The slot the profile asked for.
+ */
+requested_slot: ModelSlot, 
+/**
+ * True when `light` was requested but not configured, so `main` runs instead.
+ */
+fallback: boolean, 
+/**
+ * Wire protocol.
+ */
+provider: ProviderKind, 
+/**
+ * Model id sent to the provider.
+ */
+model_id: string, 
+/**
+ * Endpoint base URL.
+ */
+base_url: string, };
+export type Budgets = { 
+/**
+ * Model calls allowed (one step = one model call).
+ */
+max_steps: number, 
+/**
+ * Input tokens allowed in any single request.
+ */
+max_context_tokens: number, 
+/**
+ * Input + output tokens allowed across the run (own calls only).
+ */
+max_total_tokens: number, 
+/**
+ * Wall time allowed, milliseconds.
+ */
+max_wall_time_ms: number, };
+export type BudgetUsage = { 
+/**
+ * Model calls made.
+ */
+steps: number, 
+/**
+ * Input tokens of the latest request (the current context size).
+ */
+context_tokens: number, 
+/**
+ * Input + output tokens of all calls so far.
+ */
+total_tokens: number, 
+/**
+ * Milliseconds since the run started.
+ */
+wall_time_ms: number, };
+export type BudgetKind = "steps" | "context_tokens" | "total_tokens" | "wall_time";
+export type TerminalReason = "completed" | "max_steps" | "token_budget" | "context_overflow" | "time_budget" | "cancelled" | "model_error" | "empty_response" | "invalid_result" | "interrupted";
+export type ParentLink = { 
+/**
+ * Parent session id.
+ */
+session_id: string, 
+/**
+ * Parent run id (also this session's run id).
+ */
+run_id: string, 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, };
+export type Decision = "allow" | "deny";
+export type DecisionSource = "read_only" | "policy" | "session_rule" | "user" | "readonly_mode" | "not_allowed" | "no_approver";
+export type ApprovalScope = "once" | "session";
+export type ToolStatus = "ok" | "error" | "denied" | "cancelled";
+export type TodoStatus = "pending" | "in_progress" | "completed";
+export type TodoItem = { 
+/**
+ * What to do.
+ */
+content: string, 
+/**
+ * Where it stands.
+ */
+status: TodoStatus, };
+export type TraceEvent = { "type": "session_started", 
+/**
+ * Main agent or subagent.
+ */
+agent: AgentKind, 
+/**
+ * Profile name (`main`, `explore`, `verify`, or a project profile).
+ */
+profile: string, 
+/**
+ * The Task `description` for subagents (the label shown in the tree).
+ */
+description: string | null, 
+/**
+ * The model actually used.
+ */
+model: ModelInfo, 
+/**
+ * Budgets in force.
+ */
+budgets: Budgets, 
+/**
+ * Canonical project root.
+ */
+project_root: string, 
+/**
+ * For subagents: the parent session, run and `Task` call.
+ */
+parent: ParentLink | null, 
+/**
+ * Permission mode of this session's gate.
+ */
+permission_mode: PermissionMode, 
+/**
+ * Tool names offered to the model.
+ */
+tools: Array<string>, 
+/**
+ * The system prompt sent with every request.
+ */
+system_prompt: string, } | { "type": "run_started", 
+/**
+ * The prompt text.
+ */
+prompt: string, } | { "type": "model_call_begin", 
+/**
+ * Id pairing this with `model_call_end`.
+ */
+model_call_id: string, 
+/**
+ * 1-based step number (model calls so far in this run).
+ */
+step: number, 
+/**
+ * Messages in the request's history.
+ */
+messages: number, 
+/**
+ * Host estimate of the request's input tokens.
+ */
+estimated_input_tokens: number, 
+/**
+ * False for the last tool-less call that asks for a final answer.
+ */
+tools_offered: boolean, } | { "type": "assistant_delta", 
+/**
+ * The model call this text belongs to.
+ */
+model_call_id: string, 
+/**
+ * The new text.
+ */
+text: string, } | { "type": "model_retry", 
+/**
+ * The model call being retried.
+ */
+model_call_id: string, 
+/**
+ * 1-based retry number.
+ */
+attempt: number, 
+/**
+ * Delay before the retry (honours `Retry-After`).
+ */
+delay_ms: number, 
+/**
+ * What went wrong.
+ */
+error: string, } | { "type": "model_call_end", 
+/**
+ * Id pairing this with `model_call_begin`.
+ */
+model_call_id: string, 
+/**
+ * Step number.
+ */
+step: number, 
+/**
+ * Assistant text of the turn.
+ */
+text: string, 
+/**
+ * Tool calls of the turn.
+ */
+tool_calls: Array<ToolCall>, 
+/**
+ * Why the model stopped; `null` when the call failed.
+ */
+finish_reason: FinishReason | null, 
+/**
+ * Usage of this call.
+ */
+usage: Usage, 
+/**
+ * Model id the provider reported.
+ */
+model: string, 
+/**
+ * Latency from request to last byte.
+ */
+latency_ms: number, 
+/**
+ * Error message when the call failed.
+ */
+error: string | null, 
+/**
+ * Budget usage after this call.
+ */
+totals: BudgetUsage, } | { "type": "tool_call_begin", 
+/**
+ * Tool-call id (from the model).
+ */
+call_id: string, 
+/**
+ * Tool name.
+ */
+tool: string, 
+/**
+ * Parsed arguments (a JSON string when they did not parse).
+ */
+arguments: JsonValue, 
+/**
+ * Whether the tool mutates (false for unknown tools).
+ */
+mutates: boolean, } | { "type": "permission_requested", 
+/**
+ * Tool-call id.
+ */
+call_id: string, 
+/**
+ * Tool name.
+ */
+tool: string, 
+/**
+ * One-line summary of what the call would do.
+ */
+summary: string, } | { "type": "permission_decided", 
+/**
+ * Tool-call id.
+ */
+call_id: string, 
+/**
+ * Tool name.
+ */
+tool: string, 
+/**
+ * Allow or deny.
+ */
+decision: Decision, 
+/**
+ * Who decided.
+ */
+source: DecisionSource, 
+/**
+ * For user approvals: once or for the session.
+ */
+scope: ApprovalScope | null, 
+/**
+ * Human-readable reason.
+ */
+reason: string, } | { "type": "tool_call_end", 
+/**
+ * Tool-call id.
+ */
+call_id: string, 
+/**
+ * Tool name.
+ */
+tool: string, 
+/**
+ * Outcome.
+ */
+status: ToolStatus, 
+/**
+ * What the model saw, capped at `output_cap_bytes` for the trace.
+ */
+output: string, 
+/**
+ * Full size of what the model saw, bytes.
+ */
+output_bytes: number, 
+/**
+ * Cap applied to `output` in the trace, bytes.
+ */
+output_cap_bytes: number, 
+/**
+ * True when `output` was cut to the cap.
+ */
+truncated: boolean, 
+/**
+ * Time the tool ran (excluding approval wait).
+ */
+duration_ms: number, } | { "type": "todo_updated", 
+/**
+ * The whole plan.
+ */
+items: Array<TodoItem>, } | { "type": "budget_warning", 
+/**
+ * Which budget.
+ */
+budget: BudgetKind, 
+/**
+ * Used so far.
+ */
+used: number, 
+/**
+ * Limit.
+ */
+limit: number, } | { "type": "budget_exhausted", 
+/**
+ * Which budget.
+ */
+budget: BudgetKind, 
+/**
+ * Used so far.
+ */
+used: number, 
+/**
+ * Limit.
+ */
+limit: number, } | { "type": "compacted", 
+/**
+ * Messages before.
+ */
+messages_before: number, 
+/**
+ * Messages after.
+ */
+messages_after: number, 
+/**
+ * Estimated tokens before.
+ */
+tokens_before: number, 
+/**
+ * Estimated tokens after.
+ */
+tokens_after: number, 
+/**
+ * The summary now standing for the older turns.
+ */
+summary: string, } | { "type": "subagent_requested", 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, 
+/**
+ * The child's session id (its trace file stem).
+ */
+child_session_id: string, 
+/**
+ * Short label.
+ */
+description: string, 
+/**
+ * Profile name.
+ */
+profile: string, 
+/**
+ * Requested model slot.
+ */
+model_slot: ModelSlot, 
+/**
+ * The task prompt.
+ */
+prompt: string, } | { "type": "subagent_started", 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, 
+/**
+ * Child session id.
+ */
+child_session_id: string, 
+/**
+ * Profile name.
+ */
+profile: string, 
+/**
+ * Model actually used.
+ */
+model: ModelInfo, 
+/**
+ * Child budgets.
+ */
+budgets: Budgets, } | { "type": "subagent_completed", 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, 
+/**
+ * Child session id.
+ */
+child_session_id: string, 
+/**
+ * The validated result with checked evidence.
+ */
+result: SubagentResult, 
+/**
+ * Tokens used by the child and its descendants.
+ */
+usage: Usage, 
+/**
+ * Tool calls the child made.
+ */
+tool_calls: number, 
+/**
+ * Child wall time.
+ */
+elapsed_ms: number, 
+/**
+ * The child's terminal reason (`completed`, or a budget reason for a partial result).
+ */
+terminal_reason: TerminalReason, } | { "type": "subagent_failed", 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, 
+/**
+ * Child session id.
+ */
+child_session_id: string, 
+/**
+ * What went wrong.
+ */
+error: string, 
+/**
+ * Usage of the child and its descendants.
+ */
+usage: Usage, 
+/**
+ * Tool calls the child made.
+ */
+tool_calls: number, 
+/**
+ * Child wall time.
+ */
+elapsed_ms: number, 
+/**
+ * The child's real terminal reason.
+ */
+terminal_reason: TerminalReason, } | { "type": "subagent_cancelled", 
+/**
+ * The parent's `Task` tool-call id.
+ */
+tool_call_id: string, 
+/**
+ * Child session id.
+ */
+child_session_id: string, 
+/**
+ * Usage of the child and its descendants until cancel.
+ */
+usage: Usage, 
+/**
+ * Tool calls the child made.
+ */
+tool_calls: number, 
+/**
+ * Child wall time.
+ */
+elapsed_ms: number, } | { "type": "result_rejected", 
+/**
+ * 1 for the first rejection, 2 for the one that ends the child.
+ */
+attempt: number, 
+/**
+ * Exactly what was wrong.
+ */
+error: string, } | { "type": "readonly_violation", 
+/**
+ * Project-relative paths that were added, removed or modified.
+ */
+changed: Array<string>, } | { "type": "cancel_requested", 
+/**
+ * Who cancelled: `user`, `parent`, `window_closed`, …
+ */
+reason: string, } | { "type": "run_ended", 
+/**
+ * Why.
+ */
+terminal_reason: TerminalReason, 
+/**
+ * The final assistant text, if any.
+ */
+final_text: string | null, 
+/**
+ * For subagents: the validated result, if any.
+ */
+result: SubagentResult | null, 
+/**
+ * Error message for failures.
+ */
+error: string | null, 
+/**
+ * This session's own usage.
+ */
+usage: Usage, 
+/**
+ * Usage including all descendants.
+ */
+usage_with_descendants: Usage, 
+/**
+ * Budget usage at the end.
+ */
+totals: BudgetUsage, 
+/**
+ * Tool calls made by this session.
+ */
+tool_calls: number, };
