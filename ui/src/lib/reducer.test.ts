@@ -1,0 +1,218 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { applyRecords, emptyState, finalizeRun, parseJsonl, reduce, type TreeState } from './reducer';
+import { budgetBars, budgetState, costOf, evidenceView, totalTokens, visibleRows } from './derive';
+import { demoRun, demoRunInteractive } from './fixtures/demo';
+import type { TraceRecord } from '../generated/types';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+function load(name: string): TraceRecord[] {
+  const { records, errors } = parseJsonl(readFileSync(join(here, 'fixtures', name), 'utf8'));
+  expect(errors).toEqual([]);
+  return records;
+}
+
+function node(s: TreeState, id: string) {
+  const n = s.nodes.get(id);
+  if (n === undefined) throw new Error(`no node ${id}`);
+  return n;
+}
+
+describe('session tree from the demo run', () => {
+  const recs = demoRun(1_000_000);
+  const s = applyRecords(emptyState(), recs);
+
+  it('links three explorers under the main session in request order', () => {
+    const root = node(s, s.rootId as string);
+    expect(root.agent).toBe('main');
+    expect(root.children).toEqual(['explore-loop-1c2d', 'explore-timeout-9e41', 'explore-errors-5b77']);
+    expect(root.children.map((c) => node(s, c).label)).toEqual([
+      'Map connection lifecycle',
+      'Inspect idle-timeout handling',
+      'Check error paths that close sockets',
+    ]);
+  });
+
+  it('derives statuses, reasons and the exhausted budget', () => {
+    expect(node(s, 'main-7f3a').status).toBe('completed');
+    expect(node(s, 'explore-loop-1c2d').status).toBe('completed');
+    const errs = node(s, 'explore-errors-5b77');
+    expect(errs.status).toBe('partial');
+    expect(errs.terminalReason).toBe('token_budget');
+    expect(errs.exhausted).toBe('total_tokens');
+    const bars = budgetBars(errs, 0);
+    expect(bars.find((b) => b.kind === 'total_tokens')?.state).toBe('exhausted');
+    expect(bars.find((b) => b.kind === 'steps')?.state).not.toBe('exhausted');
+  });
+
+  it('rolls child tokens up into the root total', () => {
+    const sumOwn = [...s.nodes.values()].reduce((a, n) => a + n.ownTokens.input + n.ownTokens.output, 0);
+    const fromEvents = recs.reduce(
+      (a, r) => (r.event.type === 'model_call_end' ? a + r.event.usage.input_tokens + r.event.usage.output_tokens : a),
+      0,
+    );
+    expect(sumOwn).toBe(fromEvents);
+    expect(totalTokens(node(s, 'main-7f3a').subtreeTokens)).toBe(fromEvents);
+    const child = node(s, 'explore-loop-1c2d');
+    expect(totalTokens(child.subtreeTokens)).toBe(child.ownTokens.input + child.ownTokens.output);
+    // The fallback child ran on main, so its tokens are priced as main.
+    expect(node(s, 'explore-timeout-9e41').subtreeTokens.light.input).toBe(0);
+  });
+
+  it('replaces streamed text by the final text and keeps tool calls with results', () => {
+    const root = node(s, 'main-7f3a');
+    const streaming = root.items.filter((i) => i.kind === 'assistant' && i.streaming);
+    expect(streaming).toEqual([]);
+    const edit = root.items.find((i) => i.kind === 'tool' && i.id === 'call_edit1');
+    expect(edit?.kind === 'tool' && edit.permission?.state).toBe('allow');
+    expect(edit?.kind === 'tool' && edit.status).toBe('ok');
+    const task = root.items.find((i) => i.kind === 'tool' && i.id === 'call_task_b');
+    expect(task?.kind === 'tool' && task.childSessionId).toBe('explore-timeout-9e41');
+  });
+
+  it('gives the same tree whether records come one by one or in one batch', () => {
+    let one = emptyState();
+    for (const r of recs) one = reduce(one, r);
+    for (const [id, n] of s.nodes) {
+      const m = node(one, id);
+      expect(m.status).toBe(n.status);
+      expect(m.subtreeTokens).toEqual(n.subtreeTokens);
+      expect(m.items.length).toBe(n.items.length);
+    }
+  });
+
+  it('never modifies the input state', () => {
+    const half = applyRecords(emptyState(), recs.slice(0, 40));
+    const snapshot = JSON.stringify([...half.nodes.values()]);
+    applyRecords(half, recs.slice(40));
+    expect(JSON.stringify([...half.nodes.values()])).toBe(snapshot);
+  });
+});
+
+describe('streaming and approvals', () => {
+  it('accumulates assistant_delta text while the call runs', () => {
+    const { first } = demoRunInteractive(0);
+    const upToFirstDelta = first.findIndex((r) => r.event.type === 'assistant_delta');
+    let s = applyRecords(emptyState(), first.slice(0, upToFirstDelta + 2));
+    const item = node(s, 'main-7f3a').items.find((i) => i.kind === 'assistant');
+    expect(item?.kind === 'assistant' && item.streaming).toBe(true);
+    expect(item?.kind === 'assistant' && item.text.length).toBeGreaterThan(0);
+    s = applyRecords(emptyState(), first);
+    expect(node(s, 'main-7f3a').pendingApprovals).toBe(1);
+    expect(node(s, 'main-7f3a').status).toBe('running');
+  });
+
+  it('records a denial from the user', () => {
+    const { first, rest } = demoRunInteractive(0);
+    const s = applyRecords(applyRecords(emptyState(), first), rest('deny', 200_000));
+    const root = node(s, 'main-7f3a');
+    expect(root.pendingApprovals).toBe(0);
+    const edit = root.items.find((i) => i.kind === 'tool' && i.id === 'call_edit1');
+    expect(edit?.kind === 'tool' && edit.permission?.state).toBe('deny');
+    expect(edit?.kind === 'tool' && edit.status).toBe('denied');
+    expect(root.status).toBe('completed');
+  });
+});
+
+describe('interrupted runs loaded from history', () => {
+  it('marks nodes without run_ended as interrupted and queued ones too', () => {
+    const s = finalizeRun(applyRecords(emptyState(), load('interrupted.jsonl')));
+    expect(node(s, 'root').status).toBe('interrupted');
+    expect(node(s, 'c1').status).toBe('interrupted');
+    expect(node(s, 'c2').status).toBe('completed');
+    expect(node(s, 'c3').status).toBe('interrupted');
+    const c1 = node(s, 'c1');
+    expect(c1.spans.every((sp) => sp.end !== null)).toBe(true);
+    const partialText = c1.items.find((i) => i.kind === 'assistant');
+    expect(partialText?.kind === 'assistant' && partialText.text).toBe('The parser is a Pratt');
+    expect(partialText?.kind === 'assistant' && partialText.streaming).toBe(false);
+    expect(totalTokens(node(s, 'root').subtreeTokens)).toBe(1050 + 2100 + 3200);
+  });
+
+  it('leaves a finished run alone', () => {
+    const s = applyRecords(emptyState(), demoRun(0));
+    expect(finalizeRun(s)).toBe(s);
+  });
+});
+
+describe('records arriving out of order across sessions', () => {
+  it('links a child seen before its parent and still rolls its tokens up', () => {
+    const s = applyRecords(emptyState(), load('budget-exhausted-out-of-order.jsonl'));
+    expect(s.rootId).toBe('root9');
+    expect(node(s, 'root9').children).toEqual(['c9']);
+    const c = node(s, 'c9');
+    expect(c.status).toBe('partial');
+    expect(c.exhausted).toBe('total_tokens');
+    expect(c.warned).toEqual(['total_tokens']);
+    expect(totalTokens(node(s, 'root9').subtreeTokens)).toBe(21_500);
+  });
+});
+
+describe('budget bar states', () => {
+  it('is ok below 80 %, warn from 80 %, exhausted only when that budget ended the node', () => {
+    expect(budgetState(79, 100, false)).toBe('ok');
+    expect(budgetState(80, 100, false)).toBe('warn');
+    expect(budgetState(130, 100, false)).toBe('warn');
+    expect(budgetState(10, 100, true)).toBe('exhausted');
+    expect(budgetState(5, 0, false)).toBe('ok');
+  });
+});
+
+describe('evidence display', () => {
+  const base = { raw: 'src/a.rs:3', path: 'src/a.rs', line: 3, end_line: null, text: 'x' };
+  it('only valid references are clickable, each state is labelled distinctly', () => {
+    const states = ['valid', 'missing_file', 'line_out_of_range', 'outside_project', 'unparseable'] as const;
+    const views = states.map((state) => evidenceView({ ...base, state }));
+    expect(views.map((v) => v.clickable)).toEqual([true, false, false, false, false]);
+    expect(new Set(views.map((v) => v.cls)).size).toBe(5);
+    expect(new Set(views.map((v) => v.stateText)).size).toBe(5);
+    expect(evidenceView({ ...base, end_line: 7, state: 'valid' }).label).toBe('src/a.rs:3-7');
+  });
+});
+
+describe('cost', () => {
+  it('prices each slot and is unknown when a used slot has no price', () => {
+    const t = { main: { input: 1_000_000, output: 100_000 }, light: { input: 0, output: 0 } };
+    expect(costOf(t, { main: { input_per_mtok: 3, output_per_mtok: 15 } })).toBeCloseTo(4.5);
+    expect(costOf(t, { light: { input_per_mtok: 1, output_per_mtok: 1 } })).toBeNull();
+  });
+});
+
+describe('visible rows', () => {
+  it('hides the children of collapsed nodes', () => {
+    const s = applyRecords(emptyState(), demoRun(0));
+    expect(visibleRows(s.nodes, s.rootId, new Set()).length).toBe(4);
+    expect(visibleRows(s.nodes, s.rootId, new Set(['main-7f3a'])).length).toBe(1);
+  });
+});
+
+describe('parseJsonl', () => {
+  it('reports the line of bad input', () => {
+    const { records, errors } = parseJsonl('{"session_id":"a","event":{"type":"x"}}\nnot json\n{"a":1}\n');
+    expect(records.length).toBe(1);
+    expect(errors[0]).toMatch(/^line 2: invalid JSON/);
+    expect(errors[1]).toMatch(/^line 3: not a trace record/);
+  });
+});
+
+// Traces produced by the real runtime land here; every one must reduce without skipped records.
+const realDir = join(here, '..', '..', '..', 'tests', 'fixtures', 'traces');
+describe('runtime-produced traces', () => {
+  const files = existsSync(realDir) ? readdirSync(realDir).filter((f) => f.endsWith('.jsonl')) : [];
+  it.skipIf(files.length === 0)('reduces every trace file under tests/fixtures/traces', () => {
+    for (const f of files) {
+      const { records, errors } = parseJsonl(readFileSync(join(realDir, f), 'utf8'));
+      expect(errors, f).toEqual([]);
+      const s = finalizeRun(applyRecords(emptyState(), records));
+      expect(s.skipped, f).toBe(0);
+      expect(s.rootId, f).not.toBeNull();
+      for (const n of s.nodes.values()) {
+        expect(['completed', 'partial', 'failed', 'cancelled', 'interrupted'], `${f} ${n.id}`).toContain(n.status);
+        if (n.parentId !== null) expect(s.nodes.get(n.parentId)?.children, f).toContain(n.id);
+      }
+    }
+  });
+});
