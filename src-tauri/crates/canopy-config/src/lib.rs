@@ -1,1 +1,70 @@
-//! canopy-config
+//! Canopy's settings and keys: the settings file (models, profiles' budgets, permissions), the model
+//! presets, the config/data directories, environment overrides for headless use, and API-key
+//! resolution from the environment or the OS keychain. Shared by the runtime, the CLI and the app; no
+//! tauri here. API keys never live in settings: only in the keychain or in environment variables.
+
+pub mod env;
+pub mod error;
+pub mod keys;
+pub mod paths;
+pub mod settings;
+pub mod store;
+
+pub use env::apply_env_overrides;
+pub use error::{ConfigError, KeyError};
+pub use keys::{
+    api_key_env_var, is_local_endpoint, key_status, missing_key_message, require_api_key,
+    resolve_api_key, KeySource, KeyState, KeyStatus, KeyringStore, MemoryStore, ResolvedKey,
+    SecretStore, DEFAULT_KEYRING_SERVICE,
+};
+pub use paths::{config_dir, data_dir, trace_dir_for_project, trace_dir_in};
+pub use settings::{
+    presets, ModelSlotConfig, PermissionPolicy, PolicyAction, Preset, ProfileOverrides, Settings,
+    SETTINGS_VERSION,
+};
+pub use store::{LoadReport, SettingsStore};
+
+use canopy_protocol::typescript::export_decl;
+
+/// TypeScript declarations of every public settings and key-status type, for `ui/src/generated/`.
+/// `ModelSlot` and `ProviderKind` are not repeated: they come with the protocol declarations.
+pub fn settings_declarations() -> String {
+    [
+        export_decl::<Settings>(),
+        export_decl::<ModelSlotConfig>(),
+        export_decl::<ProfileOverrides>(),
+        export_decl::<PermissionPolicy>(),
+        export_decl::<PolicyAction>(),
+        export_decl::<Preset>(),
+        export_decl::<KeyStatus>(),
+        export_decl::<KeyState>(),
+        export_decl::<KeySource>(),
+    ]
+    .concat()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_cover_settings_and_key_status() {
+        let ts = settings_declarations();
+        for name in [
+            "export type Settings",
+            "export type ModelSlotConfig",
+            "export type ProfileOverrides",
+            "export type PermissionPolicy",
+            "export type PolicyAction = \"allow\" | \"ask\" | \"deny\"",
+            "export type Preset",
+            "export type KeyStatus",
+            "export type KeyState = \"present\" | \"absent\" | \"unavailable\"",
+            "export type KeySource = \"keychain\" | \"env\"",
+        ] {
+            assert!(ts.contains(name), "missing {name} in:\n{ts}");
+        }
+        assert!(ts.contains("source: KeySource | null"), "{ts}");
+        assert!(!ts.contains("bigint"), "{ts}");
+        assert!(!ts.to_lowercase().contains("api_key"), "{ts}");
+    }
+}

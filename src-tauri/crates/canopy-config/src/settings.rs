@@ -1,0 +1,676 @@
+//! The settings model: model slots, per-profile budget overrides, permission policy, the presets
+//! offered in the UI, and validation with field-specific messages. There is deliberately no place for
+//! an API key in any of these types.
+
+use std::collections::BTreeMap;
+
+use canopy_protocol::{Budgets, ModelSlot, ProviderKind};
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+use crate::error::ConfigError;
+
+/// Version written in `settings.json`. A file with another version is set aside, not guessed at.
+pub const SETTINGS_VERSION: u32 = 1;
+
+const MAX_PARALLELISM: u32 = 16;
+
+/// Everything a person can configure, as stored in `settings.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Settings {
+    /// Schema version ([`SETTINGS_VERSION`]).
+    pub version: u32,
+    /// The main (stronger) model.
+    pub main: ModelSlotConfig,
+    /// The light (cheaper) model; when absent, light requests run on `main`.
+    #[serde(default)]
+    pub light: Option<ModelSlotConfig>,
+    /// Budget and model overrides per agent profile, keyed by profile name.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileOverrides>,
+    /// How many subagents may run at the same time.
+    #[serde(default = "default_parallelism")]
+    pub parallelism: u32,
+    /// What happens when an agent wants to edit, write, run a command or start a subagent.
+    #[serde(default)]
+    pub permissions: PermissionPolicy,
+    /// When true, a subagent's result must pass verification before the parent sees it as done.
+    #[serde(default)]
+    pub verification_gate: bool,
+}
+
+fn default_parallelism() -> u32 {
+    4
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            version: SETTINGS_VERSION,
+            main: ModelSlotConfig::default(),
+            light: None,
+            profiles: BTreeMap::new(),
+            parallelism: default_parallelism(),
+            permissions: PermissionPolicy::default(),
+            verification_gate: false,
+        }
+    }
+}
+
+/// One model endpoint: which wire protocol, where, which model, and its limits and prices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct ModelSlotConfig {
+    /// Wire protocol.
+    pub provider: ProviderKind,
+    /// Endpoint base URL (OpenAI-compatible: including `/v1`; Anthropic: without it).
+    pub base_url: String,
+    /// Model id sent to the provider.
+    pub model: String,
+    /// Context window of the model, tokens.
+    pub context_window: u64,
+    /// USD per million input tokens, when known (for cost display).
+    #[serde(default)]
+    pub input_price_per_mtok: Option<f64>,
+    /// USD per million output tokens, when known.
+    #[serde(default)]
+    pub output_price_per_mtok: Option<f64>,
+    /// `max_tokens` sent with each request.
+    pub max_output_tokens: u32,
+}
+
+impl Default for ModelSlotConfig {
+    fn default() -> Self {
+        ModelSlotConfig {
+            provider: ProviderKind::Openai,
+            base_url: ProviderKind::Openai.default_base_url().to_string(),
+            model: "gpt-4.1".to_string(),
+            context_window: 128_000,
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+            max_output_tokens: 8_192,
+        }
+    }
+}
+
+/// Per-profile overrides; `None` keeps the profile's own value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct ProfileOverrides {
+    /// Model slot the profile runs on.
+    #[serde(default)]
+    pub model: Option<ModelSlot>,
+    /// Model calls allowed.
+    #[serde(default)]
+    pub max_steps: Option<u32>,
+    /// Input tokens allowed in one request.
+    #[serde(default)]
+    pub max_context_tokens: Option<u64>,
+    /// Input + output tokens allowed across the run.
+    #[serde(default)]
+    pub max_total_tokens: Option<u64>,
+    /// Wall time allowed, milliseconds.
+    #[serde(default)]
+    pub max_wall_time_ms: Option<u64>,
+}
+
+impl ProfileOverrides {
+    /// The profile's budgets with these overrides applied.
+    pub fn apply_to(&self, budgets: Budgets) -> Budgets {
+        Budgets {
+            max_steps: self.max_steps.unwrap_or(budgets.max_steps),
+            max_context_tokens: self
+                .max_context_tokens
+                .unwrap_or(budgets.max_context_tokens),
+            max_total_tokens: self.max_total_tokens.unwrap_or(budgets.max_total_tokens),
+            max_wall_time_ms: self.max_wall_time_ms.unwrap_or(budgets.max_wall_time_ms),
+        }
+    }
+}
+
+/// What to do when an agent asks for a guarded action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyAction {
+    /// Run without asking.
+    Allow,
+    /// Ask the person first.
+    Ask,
+    /// Refuse; the model is told it was denied.
+    Deny,
+}
+
+/// The policy per guarded tool family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct PermissionPolicy {
+    /// Changing an existing file.
+    pub edit: PolicyAction,
+    /// Creating or overwriting a file.
+    pub write: PolicyAction,
+    /// Running a shell command.
+    pub bash: PolicyAction,
+    /// Starting a subagent.
+    pub task: PolicyAction,
+}
+
+impl Default for PermissionPolicy {
+    fn default() -> Self {
+        PermissionPolicy {
+            edit: PolicyAction::Ask,
+            write: PolicyAction::Ask,
+            bash: PolicyAction::Ask,
+            task: PolicyAction::Allow,
+        }
+    }
+}
+
+/// A named starting point for a model slot, offered by the settings screen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+pub struct Preset {
+    /// Stable identifier (`openai`, `ollama`, …).
+    pub id: String,
+    /// Name shown to people.
+    pub label: String,
+    /// Wire protocol.
+    pub provider: ProviderKind,
+    /// Base URL; empty for the custom preset, where the person must enter one.
+    pub base_url: String,
+    /// Whether the endpoint normally requires an API key.
+    pub needs_key: bool,
+    /// A model id to prefill; empty when there is no sensible guess.
+    pub suggested_model: String,
+    /// Context window to prefill, tokens.
+    pub context_window: u64,
+}
+
+impl Preset {
+    /// A slot configuration prefilled from this preset.
+    pub fn slot_config(&self) -> ModelSlotConfig {
+        ModelSlotConfig {
+            provider: self.provider,
+            base_url: self.base_url.clone(),
+            model: self.suggested_model.clone(),
+            context_window: self.context_window,
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+            max_output_tokens: 8_192,
+        }
+    }
+}
+
+/// The presets, in the order the settings screen lists them.
+pub fn presets() -> Vec<Preset> {
+    let p = |id: &str,
+             label: &str,
+             provider: ProviderKind,
+             base_url: &str,
+             needs_key: bool,
+             model: &str,
+             context_window: u64| Preset {
+        id: id.to_string(),
+        label: label.to_string(),
+        provider,
+        base_url: base_url.to_string(),
+        needs_key,
+        suggested_model: model.to_string(),
+        context_window,
+    };
+    vec![
+        p(
+            "openai",
+            "OpenAI",
+            ProviderKind::Openai,
+            ProviderKind::Openai.default_base_url(),
+            true,
+            "gpt-4.1",
+            128_000,
+        ),
+        p(
+            "anthropic",
+            "Anthropic",
+            ProviderKind::Anthropic,
+            ProviderKind::Anthropic.default_base_url(),
+            true,
+            "claude-sonnet-4-5",
+            200_000,
+        ),
+        p(
+            "ollama",
+            "Ollama (local)",
+            ProviderKind::Openai,
+            "http://127.0.0.1:11434/v1",
+            false,
+            "qwen2.5-coder:7b",
+            32_768,
+        ),
+        p(
+            "lmstudio",
+            "LM Studio (local)",
+            ProviderKind::Openai,
+            "http://127.0.0.1:1234/v1",
+            false,
+            "",
+            32_768,
+        ),
+        p(
+            "deepseek",
+            "DeepSeek",
+            ProviderKind::Openai,
+            "https://api.deepseek.com/v1",
+            true,
+            "deepseek-chat",
+            64_000,
+        ),
+        p(
+            "openrouter",
+            "OpenRouter",
+            ProviderKind::Openai,
+            "https://openrouter.ai/api/v1",
+            true,
+            "openai/gpt-4.1",
+            128_000,
+        ),
+        p(
+            "custom",
+            "Custom OpenAI-compatible",
+            ProviderKind::Openai,
+            "",
+            true,
+            "",
+            32_768,
+        ),
+    ]
+}
+
+impl Settings {
+    /// The configuration a request for `requested` runs on: `(slot used, its config, fell back)`.
+    /// Light falls back to main when no light slot is configured.
+    pub fn resolve_slot(&self, requested: ModelSlot) -> (ModelSlot, &ModelSlotConfig, bool) {
+        match (requested, &self.light) {
+            (ModelSlot::Light, Some(light)) => (ModelSlot::Light, light, false),
+            (ModelSlot::Light, None) => (ModelSlot::Main, &self.main, true),
+            (ModelSlot::Main, _) => (ModelSlot::Main, &self.main, false),
+        }
+    }
+
+    /// Checks every value; the error names the first offending field and says what is wrong.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.version != SETTINGS_VERSION {
+            return Err(ConfigError::invalid(
+                "version",
+                format!("must be {SETTINGS_VERSION}, found {}", self.version),
+            ));
+        }
+        self.main.validate("main")?;
+        if let Some(light) = &self.light {
+            light.validate("light")?;
+        }
+        if !(1..=MAX_PARALLELISM).contains(&self.parallelism) {
+            return Err(ConfigError::invalid(
+                "parallelism",
+                format!("must be 1..={MAX_PARALLELISM}, found {}", self.parallelism),
+            ));
+        }
+        for (name, overrides) in &self.profiles {
+            validate_profile(name, overrides)?;
+        }
+        Ok(())
+    }
+}
+
+impl ModelSlotConfig {
+    fn validate(&self, slot: &str) -> Result<(), ConfigError> {
+        validate_base_url(&self.base_url)
+            .map_err(|reason| ConfigError::invalid(format!("{slot}.base_url"), reason))?;
+        if self.model.trim().is_empty() {
+            return Err(ConfigError::invalid(
+                format!("{slot}.model"),
+                "must not be empty",
+            ));
+        }
+        if self.model.trim() != self.model {
+            return Err(ConfigError::invalid(
+                format!("{slot}.model"),
+                "must not start or end with whitespace",
+            ));
+        }
+        if self.context_window == 0 {
+            return Err(ConfigError::invalid(
+                format!("{slot}.context_window"),
+                "must be > 0",
+            ));
+        }
+        if self.max_output_tokens == 0 {
+            return Err(ConfigError::invalid(
+                format!("{slot}.max_output_tokens"),
+                "must be > 0",
+            ));
+        }
+        if u64::from(self.max_output_tokens) >= self.context_window {
+            return Err(ConfigError::invalid(
+                format!("{slot}.max_output_tokens"),
+                format!(
+                    "must be smaller than context_window ({})",
+                    self.context_window
+                ),
+            ));
+        }
+        for (name, price) in [
+            ("input_price_per_mtok", self.input_price_per_mtok),
+            ("output_price_per_mtok", self.output_price_per_mtok),
+        ] {
+            if let Some(price) = price {
+                if !price.is_finite() || price < 0.0 {
+                    return Err(ConfigError::invalid(
+                        format!("{slot}.{name}"),
+                        "must be a number >= 0",
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `Ok` for an absolute http(s) URL with a host; otherwise the reason, for `<field>: <reason>`.
+pub(crate) fn validate_base_url(raw: &str) -> Result<url::Url, String> {
+    const NOT_URL: &str = "not a valid http(s) URL";
+    if raw.trim().is_empty() {
+        return Err(format!("{NOT_URL} (it is empty)"));
+    }
+    let parsed = url::Url::parse(raw).map_err(|e| format!("{NOT_URL} ({e})"))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(format!(
+            "{NOT_URL} (scheme is `{}`; use http or https)",
+            parsed.scheme()
+        ));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{NOT_URL} (no host)"));
+    }
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Err(format!("{NOT_URL} (remove the ?query or #fragment)"));
+    }
+    Ok(parsed)
+}
+
+fn validate_profile(name: &str, overrides: &ProfileOverrides) -> Result<(), ConfigError> {
+    let valid_name = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !valid_name {
+        return Err(ConfigError::invalid(
+            format!("profiles.{name:?}"),
+            "profile names use letters, digits, '-' and '_' only",
+        ));
+    }
+    let checks: [(&str, Option<u64>); 4] = [
+        ("max_steps", overrides.max_steps.map(u64::from)),
+        ("max_context_tokens", overrides.max_context_tokens),
+        ("max_total_tokens", overrides.max_total_tokens),
+        ("max_wall_time_ms", overrides.max_wall_time_ms),
+    ];
+    for (field, value) in checks {
+        if value == Some(0) {
+            return Err(ConfigError::invalid(
+                format!("profiles.{name}.{field}"),
+                "must be > 0",
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::field_reassign_with_default)] // tests change one field of the defaults at a time
+mod tests {
+    use super::*;
+
+    fn message(settings: &Settings) -> String {
+        settings.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_valid_and_match_the_documented_values() {
+        let s = Settings::default();
+        s.validate().unwrap();
+        assert_eq!(s.parallelism, 4);
+        assert!(!s.verification_gate);
+        assert_eq!(s.permissions.edit, PolicyAction::Ask);
+        assert_eq!(s.permissions.write, PolicyAction::Ask);
+        assert_eq!(s.permissions.bash, PolicyAction::Ask);
+        assert_eq!(s.permissions.task, PolicyAction::Allow);
+        assert!(s.light.is_none());
+    }
+
+    #[test]
+    fn bad_base_urls_name_the_field() {
+        for bad in [
+            "",
+            "api.openai.com/v1",
+            "ftp://example.com",
+            "http://",
+            "https://x/v1?a=b",
+        ] {
+            let mut s = Settings::default();
+            s.main.base_url = bad.to_string();
+            let msg = message(&s);
+            assert!(
+                msg.starts_with("main.base_url: not a valid http(s) URL"),
+                "{bad:?} gave {msg}"
+            );
+        }
+        let mut s = Settings::default();
+        s.light = Some(ModelSlotConfig {
+            base_url: "localhost:11434".into(),
+            ..ModelSlotConfig::default()
+        });
+        assert!(message(&s).starts_with("light.base_url: not a valid http(s) URL"));
+    }
+
+    #[test]
+    fn parallelism_must_be_between_1_and_16() {
+        for bad in [0, 17, 1000] {
+            let mut s = Settings::default();
+            s.parallelism = bad;
+            assert_eq!(
+                message(&s),
+                format!("parallelism: must be 1..=16, found {bad}")
+            );
+        }
+        for good in [1, 16] {
+            let mut s = Settings::default();
+            s.parallelism = good;
+            s.validate().unwrap();
+        }
+    }
+
+    #[test]
+    fn zero_profile_budgets_name_profile_and_field() {
+        let mut s = Settings::default();
+        s.profiles.insert(
+            "explore".into(),
+            ProfileOverrides {
+                max_steps: Some(0),
+                ..Default::default()
+            },
+        );
+        assert_eq!(message(&s), "profiles.explore.max_steps: must be > 0");
+
+        let mut s = Settings::default();
+        s.profiles.insert(
+            "review".into(),
+            ProfileOverrides {
+                max_wall_time_ms: Some(0),
+                ..Default::default()
+            },
+        );
+        assert_eq!(message(&s), "profiles.review.max_wall_time_ms: must be > 0");
+
+        let mut s = Settings::default();
+        s.profiles
+            .insert("bad name".into(), ProfileOverrides::default());
+        assert!(message(&s).starts_with("profiles.\"bad name\":"));
+    }
+
+    #[test]
+    fn slot_limits_and_prices_are_checked() {
+        let mut s = Settings::default();
+        s.main.model = "  ".into();
+        assert_eq!(message(&s), "main.model: must not be empty");
+
+        let mut s = Settings::default();
+        s.main.context_window = 0;
+        assert_eq!(message(&s), "main.context_window: must be > 0");
+
+        let mut s = Settings::default();
+        s.main.max_output_tokens = 200_000;
+        assert!(message(&s).starts_with("main.max_output_tokens: must be smaller than"));
+
+        let mut s = Settings::default();
+        s.main.input_price_per_mtok = Some(-1.0);
+        assert_eq!(
+            message(&s),
+            "main.input_price_per_mtok: must be a number >= 0"
+        );
+        s.main.input_price_per_mtok = Some(f64::NAN);
+        assert_eq!(
+            message(&s),
+            "main.input_price_per_mtok: must be a number >= 0"
+        );
+    }
+
+    #[test]
+    fn light_falls_back_to_main_only_when_missing() {
+        let mut s = Settings::default();
+        let (used, cfg, fallback) = s.resolve_slot(ModelSlot::Light);
+        assert_eq!(used, ModelSlot::Main);
+        assert_eq!(cfg, &s.main);
+        assert!(fallback);
+
+        let light = ModelSlotConfig {
+            model: "gpt-4.1-mini".into(),
+            ..ModelSlotConfig::default()
+        };
+        s.light = Some(light.clone());
+        let (used, cfg, fallback) = s.resolve_slot(ModelSlot::Light);
+        assert_eq!((used, cfg, fallback), (ModelSlot::Light, &light, false));
+        let (used, cfg, fallback) = s.resolve_slot(ModelSlot::Main);
+        assert_eq!((used, cfg, fallback), (ModelSlot::Main, &s.main, false));
+    }
+
+    #[test]
+    fn presets_have_the_documented_endpoints_and_are_valid_once_filled_in() {
+        let all = presets();
+        let url = |id: &str| {
+            all.iter()
+                .find(|p| p.id == id)
+                .unwrap_or_else(|| panic!("no preset {id}"))
+                .base_url
+                .clone()
+        };
+        assert_eq!(url("ollama"), "http://127.0.0.1:11434/v1");
+        assert_eq!(url("lmstudio"), "http://127.0.0.1:1234/v1");
+        assert_eq!(url("deepseek"), "https://api.deepseek.com/v1");
+        assert_eq!(url("openrouter"), "https://openrouter.ai/api/v1");
+        assert_eq!(url("openai"), "https://api.openai.com/v1");
+        assert_eq!(url("anthropic"), "https://api.anthropic.com");
+        assert!(all
+            .iter()
+            .any(|p| p.id == "custom" && p.base_url.is_empty()));
+        for p in &all {
+            assert_eq!(
+                p.needs_key,
+                !matches!(p.id.as_str(), "ollama" | "lmstudio"),
+                "{}",
+                p.id
+            );
+            let mut cfg = p.slot_config();
+            if cfg.base_url.is_empty() {
+                cfg.base_url = "http://10.0.0.5:8000/v1".into();
+            }
+            if cfg.model.is_empty() {
+                cfg.model = "some-model".into();
+            }
+            let s = Settings {
+                main: cfg,
+                ..Settings::default()
+            };
+            s.validate()
+                .unwrap_or_else(|e| panic!("preset {}: {e}", p.id));
+        }
+    }
+
+    #[test]
+    fn profile_overrides_replace_only_what_is_set() {
+        let base = Budgets {
+            max_steps: 40,
+            max_context_tokens: 100_000,
+            max_total_tokens: 1_000_000,
+            max_wall_time_ms: 600_000,
+        };
+        let o = ProfileOverrides {
+            max_steps: Some(5),
+            max_wall_time_ms: Some(1_000),
+            ..Default::default()
+        };
+        let b = o.apply_to(base);
+        assert_eq!(b.max_steps, 5);
+        assert_eq!(b.max_wall_time_ms, 1_000);
+        assert_eq!(b.max_context_tokens, 100_000);
+        assert_eq!(b.max_total_tokens, 1_000_000);
+    }
+
+    #[test]
+    fn serialised_settings_have_no_key_like_field() {
+        let mut s = Settings::default();
+        s.light = Some(ModelSlotConfig::default());
+        s.profiles.insert(
+            "explore".into(),
+            ProfileOverrides {
+                model: Some(ModelSlot::Light),
+                max_steps: Some(3),
+                max_context_tokens: Some(1),
+                max_total_tokens: Some(1),
+                max_wall_time_ms: Some(1),
+            },
+        );
+        s.main.input_price_per_mtok = Some(1.0);
+        s.main.output_price_per_mtok = Some(2.0);
+        let value = serde_json::to_value(&s).unwrap();
+        let mut keys = Vec::new();
+        collect_keys(&value, &mut keys);
+        assert!(
+            keys.contains(&"base_url".to_string()),
+            "walked the tree: {keys:?}"
+        );
+        for key in &keys {
+            let k = key.to_lowercase();
+            for bad in [
+                "key",
+                "secret",
+                "token_value",
+                "password",
+                "credential",
+                "auth",
+            ] {
+                assert!(
+                    !k.contains(bad),
+                    "settings field `{key}` looks like a secret"
+                );
+            }
+        }
+    }
+
+    fn collect_keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    out.push(k.clone());
+                    collect_keys(v, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| collect_keys(v, out)),
+            _ => {}
+        }
+    }
+}
