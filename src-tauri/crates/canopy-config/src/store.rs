@@ -74,18 +74,53 @@ impl SettingsStore {
             }
             _ => return self.fall_back("has no numeric \"version\" field".to_string()),
         }
-        let settings: Settings = match serde_json::from_value(value) {
+        let settings: Settings = match serde_json::from_value(value.clone()) {
             Ok(s) => s,
             Err(e) => return self.fall_back(format!("does not match the settings format ({e})")),
         };
         if let Err(e) = settings.validate() {
             return self.fall_back(format!("has an invalid value ({e})"));
         }
-        let report = LoadReport {
+        let mut report = LoadReport {
             from_file: true,
             ..LoadReport::default()
         };
+        if let Some(warning) = self.unknown_fields_warning(&value, &settings) {
+            tracing::warn!(%warning, "settings file has unknown fields");
+            report.warnings.push(warning);
+        }
         (settings, report)
+    }
+
+    /// Fields the file has but the settings format does not are dropped on the next save; say so,
+    /// and point a hand-written API key to where keys belong.
+    fn unknown_fields_warning(
+        &self,
+        file: &serde_json::Value,
+        settings: &Settings,
+    ) -> Option<String> {
+        let known = serde_json::to_value(settings).ok()?;
+        let mut unknown = Vec::new();
+        collect_unknown(file, &known, "", &mut unknown);
+        if unknown.is_empty() {
+            return None;
+        }
+        let looks_secret = unknown.iter().any(|f| {
+            let f = f.to_lowercase();
+            ["key", "secret", "token", "password", "auth"]
+                .iter()
+                .any(|s| f.contains(s))
+        });
+        let listed: Vec<String> = unknown.iter().map(|f| format!("`{f}`")).collect();
+        let mut warning = format!(
+            "Settings file {} has unknown fields {}; they are ignored and will be removed on the next save.",
+            self.path.display(),
+            listed.join(", ")
+        );
+        if looks_secret {
+            warning.push_str(" API keys are never read from the settings file: enter them in Settings → Models → API key (stored in the OS keychain) or set CANOPY_MAIN_API_KEY / CANOPY_LIGHT_API_KEY.");
+        }
+        Some(warning)
     }
 
     fn fall_back(&self, problem: String) -> (Settings, LoadReport) {
@@ -144,6 +179,27 @@ impl SettingsStore {
         tmp.persist(&self.path)
             .map_err(|e| ConfigError::io("replace", &self.path, e.error))?;
         Ok(())
+    }
+}
+
+fn collect_unknown(
+    file: &serde_json::Value,
+    known: &serde_json::Value,
+    at: &str,
+    out: &mut Vec<String>,
+) {
+    if let (Some(file), Some(known)) = (file.as_object(), known.as_object()) {
+        for (name, value) in file {
+            let path = if at.is_empty() {
+                name.clone()
+            } else {
+                format!("{at}.{name}")
+            };
+            match known.get(name) {
+                Some(known_value) => collect_unknown(value, known_value, &path, out),
+                None => out.push(path),
+            }
+        }
     }
 }
 
@@ -309,6 +365,33 @@ mod tests {
         assert_eq!(s.parallelism, 4);
         assert_eq!(s.permissions.task, PolicyAction::Allow);
         assert_eq!(s.main.model, "claude-sonnet-4-5");
+    }
+
+    #[test]
+    fn unknown_fields_are_reported_and_a_pasted_key_is_pointed_to_the_keychain() {
+        let (_dir, store) = store();
+        let mut value = serde_json::to_value(Settings::default()).unwrap();
+        value["main"]["api_key"] = "sk-in-the-wrong-place".into();
+        value["colour"] = "green".into();
+        write(&store, &value.to_string());
+        let (s, report) = store.load();
+        assert_eq!(s, Settings::default());
+        assert!(report.from_file && report.backup.is_none());
+        assert_eq!(report.warnings.len(), 1, "{report:?}");
+        let w = &report.warnings[0];
+        assert!(
+            w.contains("`main.api_key`") && w.contains("`colour`"),
+            "{w}"
+        );
+        assert!(
+            w.contains("OS keychain") && w.contains("CANOPY_MAIN_API_KEY"),
+            "{w}"
+        );
+        assert!(!w.contains("sk-in-the-wrong-place"), "{w}");
+        store.save(&s).unwrap();
+        let saved = std::fs::read_to_string(store.path()).unwrap();
+        assert!(!saved.contains("sk-in-the-wrong-place"));
+        assert!(store.load().1.warnings.is_empty());
     }
 
     #[cfg(unix)]

@@ -1,8 +1,9 @@
 //! `KeyringStore` against the real OS keychain (Secret Service on Linux). Run inside a private,
 //! unlocked gnome-keyring with `scripts/with-keyring.sh cargo test -p canopy-config`. Without a
 //! reachable Secret Service these tests skip loudly, unless `CANOPY_REQUIRE_KEYRING` is set (CI), in
-//! which case they fail. The "no keychain" test needs no keyring: it runs in a child process whose
-//! session bus points nowhere.
+//! which case they fail. The "no keychain" and "locked keychain" tests need no running keyring: they
+//! run `child_without_session_bus` in a child process whose session bus leads nowhere, or to a
+//! gnome-keyring that was never unlocked.
 
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -150,9 +151,9 @@ fn empty_key_is_refused_before_reaching_the_keychain() {
     assert_eq!(err.to_string(), "invalid API key: it is empty");
 }
 
-/// Runs in the child only: the session bus address points at nothing.
+/// Runs in a child process only, where the keychain cannot be used (no bus, or locked).
 #[test]
-#[ignore = "run by no_secret_service_means_unavailable_with_a_reason in a child process"]
+#[ignore = "run in a child process by the no-bus and locked-keychain tests"]
 fn child_without_session_bus() {
     assert!(
         std::env::var_os(CHILD_ENV).is_some(),
@@ -245,4 +246,63 @@ fn no_secret_service_means_unavailable_with_a_reason() {
         );
         assert!(!stdout.contains("sk-never-stored"), "{case}: key leaked");
     }
+}
+
+/// A Secret Service whose keychain was never unlocked (no login keyring yet, nobody to type a
+/// password): calls must fail fast with a reason, not hang waiting for a prompt.
+#[test]
+fn locked_keychain_means_unavailable_without_hanging() {
+    let have = |tool: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !(have("dbus-run-session") && have("gnome-keyring-daemon")) {
+        let required =
+            std::env::var("CANOPY_REQUIRE_KEYRING").is_ok_and(|v| !v.is_empty() && v != "0");
+        assert!(
+            !required,
+            "CANOPY_REQUIRE_KEYRING is set but dbus-run-session or gnome-keyring-daemon is missing"
+        );
+        eprintln!("\n*** SKIPPED locked keychain test: dbus-run-session or gnome-keyring-daemon not installed\n");
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let home = scratch.path().join("home");
+    let runtime = scratch.path().join("runtime");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&runtime).unwrap();
+    let exe = std::env::current_exe().unwrap();
+    // `timeout` turns a hang (an unlock prompt nobody can answer) into a failure.
+    let script = "gnome-keyring-daemon --start --components=secrets >/dev/null 2>&1; \
+                  exec timeout 60 \"$0\" --exact child_without_session_bus --ignored --nocapture --test-threads=1";
+    let out = Command::new("dbus-run-session")
+        .args(["--", "sh", "-c", script])
+        .arg(&exe)
+        .env(CHILD_ENV, "1")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env_remove("DBUS_SESSION_BUS_ADDRESS")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child failed\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+    let reason = stdout
+        .lines()
+        .find_map(|l| l.split_once("UNAVAILABLE_REASON=").map(|(_, r)| r))
+        .unwrap_or_default();
+    assert!(
+        reason.starts_with("the keychain is locked or access was refused"),
+        "reason: {reason}"
+    );
+    assert!(reason.contains("unlock it"), "reason: {reason}");
 }
