@@ -31,8 +31,10 @@ mkdir -p "$scratch/home" "$scratch/data" "$scratch/config" "$scratch/cache" "$sc
 chmod 700 "$scratch/runtime"
 
 # Keep the toolchain where it is before HOME moves.
-export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
-export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+if [ -n "${HOME:-}" ]; then
+    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+    export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+fi
 export HOME="$scratch/home"
 export XDG_DATA_HOME="$scratch/data"
 export XDG_CONFIG_HOME="$scratch/config"
