@@ -21,6 +21,15 @@ pub enum ToolError {
     /// The call ran past its timeout and was stopped.
     #[error("timed out after {0} ms")]
     Timeout(u64),
+    /// A Bash command ran past its timeout; its whole process group was killed. Carries the
+    /// output captured until then, so the model still sees how far it got.
+    #[error("timed out after {timeout_ms} ms; the command and every process it started were killed{output}")]
+    CommandTimedOut {
+        /// The timeout that was exceeded.
+        timeout_ms: u64,
+        /// Output captured before the kill, already capped and labelled (may be empty).
+        output: String,
+    },
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -2,15 +2,30 @@
 //! struct, and says whether it mutates the project, so a read-only profile is a filter over this list.
 //! Every path is confined to the project root; failures are [`ToolError`]s the model sees as results.
 
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
 
 use async_trait::async_trait;
 use canopy_protocol::{TodoItem, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
+mod args;
 mod error;
+mod fsutil;
+pub mod paths;
+mod tools;
+pub mod truncate;
+
 pub use error::ToolError;
+pub use tools::bash::BashTool;
+pub use tools::edit::EditTool;
+pub use tools::glob::GlobTool;
+pub use tools::grep::GrepTool;
+pub use tools::read::ReadTool;
+pub use tools::todo_write::TodoWriteTool;
+pub use tools::write::WriteTool;
 
 /// What a tool call runs against.
 #[derive(Clone)]
@@ -27,9 +42,74 @@ pub struct ToolContext {
     pub env_denylist: Arc<Vec<String>>,
 }
 
+impl ToolContext {
+    /// A context for `root` with a fresh session, a fresh cancellation token and an empty denylist.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            cancel: CancellationToken::new(),
+            call_id: String::new(),
+            session: Arc::new(SessionFiles::default()),
+            env_denylist: Arc::new(Vec::new()),
+        }
+    }
+}
+
+/// What the session knows about one file at the moment the agent last read (or wrote) it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStamp {
+    /// Modification time then.
+    pub mtime: Option<SystemTime>,
+    /// Size in bytes then.
+    pub size: u64,
+    /// Hash of the whole content then.
+    pub hash: u64,
+}
+
+impl FileStamp {
+    /// The stamp of `bytes` as found on disk with metadata `meta`.
+    pub fn of(bytes: &[u8], meta: &std::fs::Metadata) -> Self {
+        Self {
+            mtime: meta.modified().ok(),
+            size: meta.len(),
+            hash: fsutil::content_hash(bytes),
+        }
+    }
+}
+
 /// Per-session record of files the agent has read, so Edit can refuse a file changed since.
+/// Keys are canonical absolute paths.
 #[derive(Debug, Default)]
-pub struct SessionFiles {}
+pub struct SessionFiles {
+    files: Mutex<HashMap<PathBuf, FileStamp>>,
+}
+
+impl SessionFiles {
+    /// Remembers that the agent has seen `path` as `stamp` (after a Read, Edit or Write).
+    pub fn record(&self, path: &Path, stamp: FileStamp) {
+        self.files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.to_path_buf(), stamp);
+    }
+
+    /// What the agent last saw of `path`, if it has seen it in this session.
+    pub fn get(&self, path: &Path) -> Option<FileStamp> {
+        self.files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .copied()
+    }
+
+    /// Forgets every file (e.g. when a session is reset).
+    pub fn clear(&self) {
+        self.files
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+    }
+}
 
 /// What a successful tool call returns.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,6 +118,16 @@ pub struct ToolOutput {
     pub content: String,
     /// For TodoWrite: the new plan, so the host can publish it.
     pub todos: Option<Vec<TodoItem>>,
+}
+
+impl ToolOutput {
+    /// Plain text output.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            todos: None,
+        }
+    }
 }
 
 /// One tool.
@@ -52,10 +142,55 @@ pub trait Tool: Send + Sync {
     /// One line saying what a call would do, for approval prompts ("Edit src/main.rs (3 lines)").
     fn summarize(&self, args: &serde_json::Value) -> String;
     /// Runs the call. Errors are returned to the model as tool results; they never end a run.
-    async fn run(&self, args: serde_json::Value, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
+    async fn run(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError>;
 }
 
 /// Every built-in tool (the `Task` tool lives in the runtime).
 pub fn builtin_tools() -> Vec<Arc<dyn Tool>> {
-    Vec::new()
+    vec![
+        Arc::new(ReadTool),
+        Arc::new(GrepTool),
+        Arc::new(GlobTool),
+        Arc::new(EditTool),
+        Arc::new(WriteTool),
+        Arc::new(BashTool),
+        Arc::new(TodoWriteTool),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_tools_are_the_seven_with_object_schemas() {
+        let tools = builtin_tools();
+        let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+        assert_eq!(
+            names,
+            ["Read", "Grep", "Glob", "Edit", "Write", "Bash", "TodoWrite"]
+        );
+        let mutating: Vec<&str> = tools
+            .iter()
+            .filter(|t| t.mutates())
+            .map(|t| t.name())
+            .collect();
+        assert_eq!(mutating, ["Edit", "Write", "Bash"]);
+        for tool in &tools {
+            let spec = tool.spec();
+            assert_eq!(spec.name, tool.name());
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert_eq!(
+                spec.parameters["additionalProperties"], false,
+                "{} must reject unknown fields",
+                spec.name
+            );
+            assert!(spec.parameters.get("$schema").is_none());
+            assert!(!spec.description.is_empty());
+        }
+    }
 }

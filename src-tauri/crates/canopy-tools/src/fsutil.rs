@@ -1,0 +1,84 @@
+//! File-system helpers shared by the tools: content hashing for staleness checks and atomic writes
+//! (temp file in the same directory, then rename) so a crash never leaves a half-written file.
+
+use std::hash::Hasher;
+use std::io::Write;
+use std::path::Path;
+
+use crate::ToolError;
+
+/// Hash of a file's content, used to notice that a file changed since the agent read it.
+pub(crate) fn content_hash(bytes: &[u8]) -> u64 {
+    // SipHash with fixed keys: stable within the process, which is all a session needs.
+    let mut hasher = std::hash::DefaultHasher::new();
+    hasher.write(bytes);
+    hasher.finish()
+}
+
+/// Writes `bytes` to `path` atomically. An existing file keeps its permissions.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8], display: &str) -> Result<(), ToolError> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| ToolError::Failed(format!("`{display}` has no parent directory")))?;
+    let io_err = |what: &str, err: std::io::Error| {
+        ToolError::Failed(format!("could not write `{display}` ({what}): {err}"))
+    };
+    let existing_perms = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".canopy-write-")
+        .tempfile_in(dir)
+        .map_err(|e| io_err("creating a temporary file", e))?;
+    tmp.write_all(bytes)
+        .map_err(|e| io_err("writing the temporary file", e))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| io_err("syncing the temporary file", e))?;
+    let perms = match existing_perms {
+        Some(perms) => perms,
+        None => {
+            // tempfile creates 0600; a new project file should get the usual 0644 (minus umask is
+            // not observable without unsafe code, so use the common default).
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::Permissions::from_mode(0o644)
+        }
+    };
+    std::fs::set_permissions(tmp.path(), perms).map_err(|e| io_err("setting permissions", e))?;
+    tmp.persist(path)
+        .map_err(|e| io_err("renaming into place", e.error))?;
+    Ok(())
+}
+
+/// Refuses to change a file the agent has not read in this session, or that changed on disk since
+/// it last read it, so edits never overwrite work the agent has not seen. Only a change of content
+/// counts: a bare `touch` (new mtime, same bytes) loses nothing.
+pub(crate) fn check_fresh(
+    session: &crate::SessionFiles,
+    abs: &Path,
+    display: &str,
+    current: &[u8],
+    meta: &std::fs::Metadata,
+) -> Result<(), ToolError> {
+    let Some(seen) = session.get(abs) else {
+        return Err(ToolError::Refused(format!(
+            "`{display}` has not been Read in this session; Read it first so the change is based on its current content"
+        )));
+    };
+    let now = crate::FileStamp::of(current, meta);
+    if now.size != seen.size {
+        return Err(ToolError::Refused(format!(
+            "`{display}` changed since it was last read (size {} → {} bytes); Read it again before changing it",
+            seen.size, now.size
+        )));
+    }
+    if now.hash != seen.hash {
+        let mtime_note = if now.mtime != seen.mtime {
+            "modification time and content differ"
+        } else {
+            "content differs, same size and modification time"
+        };
+        return Err(ToolError::Refused(format!(
+            "`{display}` changed since it was last read ({mtime_note}); Read it again before changing it"
+        )));
+    }
+    Ok(())
+}

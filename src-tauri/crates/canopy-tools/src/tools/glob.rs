@@ -1,0 +1,307 @@
+//! Glob: lists files whose project-relative path matches a glob (`globset`), over the same
+//! gitignore-aware parallel walk as Grep, newest first so recently touched files come up top.
+
+use std::path::Path;
+use std::sync::{Mutex, PoisonError};
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use canopy_protocol::ToolSpec;
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkState;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::paths::{self, Access};
+use crate::tools::grep::walk_builder;
+use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Paths shown when no `max_results` is given.
+pub const DEFAULT_MAX_RESULTS: u64 = 200;
+
+/// Arguments of Glob.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GlobArgs {
+    /// Glob matched against paths relative to `path`: `**/*.rs`, `src/**/*.ts`, `*.toml`. A pattern
+    /// without `/` matches file names at any depth; `*` never crosses `/`, `**` does.
+    pub pattern: String,
+    /// Directory to search, relative to the project root (default: the whole project).
+    pub path: Option<String>,
+    /// At most this many paths are shown (default 200).
+    #[schemars(range(min = 1))]
+    pub max_results: Option<u64>,
+}
+
+/// The Glob tool.
+pub struct GlobTool;
+
+#[async_trait]
+impl Tool for GlobTool {
+    fn name(&self) -> &str {
+        "Glob"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: "Find files by glob pattern, e.g. `**/*.rs` or `src/**/*.ts`; a pattern \
+                without `/` (like `*.toml`) matches file names at any depth. Honours .gitignore and \
+                skips hidden files. Returns project-relative paths, newest first, capped at \
+                `max_results` (default 200)."
+                .to_string(),
+            parameters: args::schema::<GlobArgs>(),
+        }
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn summarize(&self, args: &serde_json::Value) -> String {
+        let pattern = args::str_field(args, "pattern").unwrap_or("?");
+        match args::str_field(args, "path") {
+            Some(path) => format!("Glob `{pattern}` in {path}"),
+            None => format!("Glob `{pattern}`"),
+        }
+    }
+
+    async fn run(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: GlobArgs = args::parse(args)?;
+        let root = ctx.root.clone();
+        let cancel = ctx.cancel.clone();
+        let task = tokio::task::spawn_blocking(move || glob(&root, &args));
+        tokio::select! {
+            res = task => res.map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))?,
+            _ = cancel.cancelled() => Err(ToolError::Cancelled),
+        }
+    }
+}
+
+fn glob(root: &Path, args: &GlobArgs) -> Result<ToolOutput, ToolError> {
+    let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
+    if max_results == 0 {
+        return Err(ToolError::InvalidArguments(
+            "field `max_results`: must be at least 1".to_string(),
+        ));
+    }
+    if args.pattern.trim().is_empty() {
+        return Err(ToolError::InvalidArguments(
+            "field `pattern`: must not be empty".to_string(),
+        ));
+    }
+    let root = paths::canonical_root(root)?;
+    let target = paths::resolve(&root, args.path.as_deref().unwrap_or("."), Access::Read)?;
+    if !target.abs.is_dir() {
+        return Err(if target.abs.exists() {
+            ToolError::InvalidArguments(format!(
+                "field `path`: `{}` is a file, not a directory",
+                target.display
+            ))
+        } else {
+            ToolError::NotFound(format!("`{}` does not exist", target.display))
+        });
+    }
+    let pattern = args.pattern.strip_prefix("./").unwrap_or(&args.pattern);
+    let name_only = !pattern.contains('/');
+    let matcher: GlobMatcher = GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .map_err(|e| ToolError::InvalidArguments(format!("field `pattern`: {e}")))?
+        .compile_matcher();
+
+    let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
+    let start = target.abs.as_path();
+    walk_builder(start, None)?.build_parallel().run(|| {
+        let matcher = &matcher;
+        let found = &found;
+        let root = &root;
+        let mut flush = FlushOnDrop {
+            local: Vec::new(),
+            into: found,
+        };
+        Box::new(move |entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return WalkState::Continue;
+            }
+            let path = entry.path();
+            let is_match = if name_only {
+                path.file_name().is_some_and(|n| matcher.is_match(n))
+            } else {
+                path.strip_prefix(start)
+                    .is_ok_and(|rel| matcher.is_match(rel))
+            };
+            if is_match {
+                // Only matches pay for a stat; the walk itself never needs one.
+                let mtime = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                let rel = path.strip_prefix(root).unwrap_or(path);
+                flush.local.push((mtime, paths::display_rel(rel)));
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
+    if found.is_empty() {
+        return Ok(ToolOutput::text(format!(
+            "No files match `{}` in `{}`.",
+            args.pattern, target.display
+        )));
+    }
+    // Newest first; ties broken by path so the order is stable.
+    let by_recency = |a: &(SystemTime, String), b: &(SystemTime, String)| {
+        b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))
+    };
+    let max = usize::try_from(max_results).unwrap_or(usize::MAX);
+    let total = found.len();
+    if total > max {
+        // Only the shown prefix needs a full sort.
+        found.select_nth_unstable_by(max - 1, by_recency);
+        found.truncate(max);
+    }
+    found.sort_unstable_by(by_recency);
+    let mut out = String::with_capacity(found.len() * 32);
+    for (_, path) in &found {
+        out.push_str(path);
+        out.push('\n');
+    }
+    if total > max {
+        let more = total - max;
+        out.push_str(&format!(
+            "… [truncated: {more} more file{} not shown]\n",
+            if more == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(ToolOutput::text(out))
+}
+
+/// Collects a walker thread's matches locally and hands them over once, when the thread is done.
+struct FlushOnDrop<'a> {
+    local: Vec<(SystemTime, String)>,
+    into: &'a Mutex<Vec<(SystemTime, String)>>,
+}
+
+impl Drop for FlushOnDrop<'_> {
+    fn drop(&mut self) {
+        self.into
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .append(&mut self.local);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{project, run};
+    use serde_json::json;
+    use std::time::Duration;
+
+    fn touch(path: &Path, secs_ago: u64) {
+        let when = SystemTime::now() - Duration::from_secs(secs_ago);
+        let file = std::fs::File::options().write(true).open(path).unwrap();
+        file.set_modified(when).unwrap();
+    }
+
+    fn tree() -> (tempfile::TempDir, ToolContext) {
+        let (dir, ctx) = project();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::create_dir_all(root.join(".hidden")).unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        for (path, age) in [
+            ("src/old.rs", 300),
+            ("src/deep/newest.rs", 10),
+            ("src/mid.rs", 100),
+            ("top.rs", 200),
+            ("target/gen.rs", 1),
+            (".hidden/h.rs", 1),
+            ("src/readme.md", 1),
+        ] {
+            std::fs::write(root.join(path), "x\n").unwrap();
+            touch(&root.join(path), age);
+        }
+        (dir, ctx)
+    }
+
+    #[tokio::test]
+    async fn recursive_glob_is_newest_first_and_honours_ignores() {
+        let (_dir, ctx) = tree();
+        let out = run(&GlobTool, &ctx, json!({"pattern": "**/*.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(
+            out.content,
+            "src/deep/newest.rs\nsrc/mid.rs\ntop.rs\nsrc/old.rs\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn star_does_not_cross_directories_but_bare_names_match_anywhere() {
+        let (_dir, ctx) = tree();
+        let out = run(&GlobTool, &ctx, json!({"pattern": "src/*.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "src/mid.rs\nsrc/old.rs\n");
+        let out = run(&GlobTool, &ctx, json!({"pattern": "newest.rs"}))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "src/deep/newest.rs\n");
+        let out = run(
+            &GlobTool,
+            &ctx,
+            json!({"pattern": "*.rs", "path": "src/deep"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.content, "src/deep/newest.rs\n");
+    }
+
+    #[tokio::test]
+    async fn cap_keeps_the_newest_and_counts_the_rest() {
+        let (_dir, ctx) = tree();
+        let out = run(
+            &GlobTool,
+            &ctx,
+            json!({"pattern": "**/*.rs", "max_results": 2}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            out.content,
+            "src/deep/newest.rs\nsrc/mid.rs\n… [truncated: 2 more files not shown]\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn errors_are_specific() {
+        let (_dir, ctx) = tree();
+        let err = run(&GlobTool, &ctx, json!({"pattern": "a[b"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("field `pattern`"), "{err}");
+        let err = run(&GlobTool, &ctx, json!({"pattern": "*", "path": "../"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+        let err = run(&GlobTool, &ctx, json!({"pattern": "*", "path": "top.rs"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is a file"), "{err}");
+        let out = run(&GlobTool, &ctx, json!({"pattern": "*.zig"}))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "No files match `*.zig` in `.`.");
+    }
+}

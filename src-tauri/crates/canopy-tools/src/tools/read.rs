@@ -1,0 +1,367 @@
+//! Read: shows a text file with line numbers (`cat -n` style) and records what was seen, so a later
+//! Edit or Write can tell whether the file changed in between.
+
+use std::io::{BufRead, BufReader, Read as _};
+
+use async_trait::async_trait;
+use canopy_protocol::ToolSpec;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::paths::{self, Access};
+use crate::truncate;
+use crate::{args, FileStamp, Tool, ToolContext, ToolError, ToolOutput};
+
+/// Lines shown when no `limit` is given.
+pub const DEFAULT_LIMIT: u64 = 2000;
+/// Characters of one line shown before it is cut.
+pub const MAX_LINE_CHARS: usize = 2000;
+/// Files larger than this are only read in pieces (`offset`/`limit`).
+pub const MAX_WHOLE_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Total output cap, whatever the line count.
+pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+/// How much of the start of a file is checked for NUL bytes.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+
+/// Arguments of Read.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// File to read: relative to the project root, or absolute inside it.
+    pub path: String,
+    /// First line to show, 1-based (default 1).
+    #[schemars(range(min = 1))]
+    pub offset: Option<u64>,
+    /// How many lines to show (default 2000).
+    #[schemars(range(min = 1))]
+    pub limit: Option<u64>,
+}
+
+/// The Read tool.
+pub struct ReadTool;
+
+#[async_trait]
+impl Tool for ReadTool {
+    fn name(&self) -> &str {
+        "Read"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name().to_string(),
+            description: "Read a text file from the project. Output is numbered like `cat -n` \
+                (line number, tab, line). Reads up to 2000 lines by default; use `offset` (1-based) \
+                and `limit` for long files. Lines over 2000 characters are cut. Binary files are \
+                refused. A file must be Read before it can be Edited or overwritten."
+                .to_string(),
+            parameters: args::schema::<ReadArgs>(),
+        }
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn summarize(&self, args: &serde_json::Value) -> String {
+        format!("Read {}", args::str_field(args, "path").unwrap_or("?"))
+    }
+
+    async fn run(
+        &self,
+        args: serde_json::Value,
+        ctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let args: ReadArgs = args::parse(args)?;
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || read_file(&args, &ctx))
+            .await
+            .map_err(|e| ToolError::Failed(format!("read task failed: {e}")))?
+    }
+}
+
+fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    if args.offset == Some(0) {
+        return Err(ToolError::InvalidArguments(
+            "field `offset`: lines are numbered from 1".to_string(),
+        ));
+    }
+    if args.limit == Some(0) {
+        return Err(ToolError::InvalidArguments(
+            "field `limit`: must be at least 1".to_string(),
+        ));
+    }
+    let resolved = paths::resolve(&ctx.root, &args.path, Access::Read)?;
+    let shown = &resolved.display;
+    let meta = std::fs::metadata(&resolved.abs).map_err(|err| match err.kind() {
+        std::io::ErrorKind::NotFound => ToolError::NotFound(format!("`{shown}` does not exist")),
+        _ => ToolError::Failed(format!("cannot read `{shown}`: {err}")),
+    })?;
+    if meta.is_dir() {
+        return Err(ToolError::Refused(format!(
+            "`{shown}` is a directory; use Glob to list files in it"
+        )));
+    }
+    let size = meta.len();
+    let piecewise = args.offset.is_some() || args.limit.is_some();
+    if size > MAX_WHOLE_FILE_BYTES && !piecewise {
+        return Err(ToolError::Refused(format!(
+            "`{shown}` is {} (over the {} limit for a whole read); read it in pieces with `offset` and `limit`, or search it with Grep",
+            truncate::human_bytes(size),
+            truncate::human_bytes(MAX_WHOLE_FILE_BYTES)
+        )));
+    }
+    let io_err = |err: std::io::Error| ToolError::Failed(format!("cannot read `{shown}`: {err}"));
+    let mut file = std::fs::File::open(&resolved.abs).map_err(io_err)?;
+
+    // Whole small files are read at once; big ones stream, keeping only the requested lines.
+    let offset = args.offset.unwrap_or(1);
+    let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let (selected, total_lines, lossy, stamp_hash) = if size <= MAX_WHOLE_FILE_BYTES {
+        let mut bytes = Vec::with_capacity(size as usize);
+        file.read_to_end(&mut bytes).map_err(io_err)?;
+        refuse_binary(&bytes, shown)?;
+        let text = String::from_utf8_lossy(&bytes);
+        let lossy = matches!(text, std::borrow::Cow::Owned(_));
+        let mut selected = Vec::new();
+        let mut total = 0u64;
+        for (i, line) in text.lines().enumerate() {
+            total += 1;
+            let n = i as u64 + 1;
+            if n >= offset && n < offset.saturating_add(limit) {
+                selected.push((n, line.to_string()));
+            }
+        }
+        let hash = crate::fsutil::content_hash(&bytes);
+        (selected, total, lossy, hash)
+    } else {
+        let mut reader = BufReader::new(file);
+        let mut head = vec![0u8; BINARY_SNIFF_BYTES];
+        let got = read_up_to(&mut reader, &mut head).map_err(io_err)?;
+        refuse_binary(&head[..got], shown)?;
+        let mut reader = std::io::Cursor::new(head[..got].to_vec()).chain(reader);
+        let mut hasher = std::hash::DefaultHasher::new();
+        let mut selected = Vec::new();
+        let mut total = 0u64;
+        let mut lossy = false;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            let n = reader.read_until(b'\n', &mut buf).map_err(io_err)?;
+            if n == 0 {
+                break;
+            }
+            std::hash::Hasher::write(&mut hasher, &buf);
+            total += 1;
+            if total >= offset && total < offset.saturating_add(limit) {
+                let line = String::from_utf8_lossy(&buf);
+                lossy |= matches!(line, std::borrow::Cow::Owned(_));
+                let line = line.trim_end_matches('\n').trim_end_matches('\r');
+                selected.push((total, line.to_string()));
+            }
+        }
+        (selected, total, lossy, std::hash::Hasher::finish(&hasher))
+    };
+
+    ctx.session.record(
+        &resolved.abs,
+        FileStamp {
+            mtime: meta.modified().ok(),
+            size,
+            hash: stamp_hash,
+        },
+    );
+
+    if total_lines == 0 {
+        return Ok(ToolOutput::text(format!("`{shown}` is empty (0 bytes).")));
+    }
+    if offset > total_lines {
+        return Err(ToolError::InvalidArguments(format!(
+            "field `offset`: `{shown}` has {total_lines} lines; offset {offset} is past the end"
+        )));
+    }
+
+    let mut out = String::new();
+    if lossy {
+        out.push_str("[note: the file is not valid UTF-8; invalid bytes are shown as U+FFFD]\n");
+    }
+    let mut written_lines = 0u64;
+    let mut cut_by_bytes = None;
+    for (n, line) in &selected {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let entry = format!("{n:>6}\t{}\n", truncate::cap_line(line, MAX_LINE_CHARS));
+        if out.len() + entry.len() > MAX_OUTPUT_BYTES {
+            cut_by_bytes = Some(*n);
+            break;
+        }
+        out.push_str(&entry);
+        written_lines += 1;
+    }
+    let last_shown = offset + written_lines - 1;
+    if last_shown < total_lines {
+        let more = total_lines - last_shown;
+        let why = if cut_by_bytes.is_some() {
+            "output size cap reached"
+        } else {
+            "line limit reached"
+        };
+        out.push_str(&format!(
+            "… [truncated: {more} more line{} not shown ({why}); continue with offset={}]\n",
+            if more == 1 { "" } else { "s" },
+            last_shown + 1
+        ));
+    }
+    Ok(ToolOutput::text(out))
+}
+
+fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}
+
+fn refuse_binary(bytes: &[u8], shown: &str) -> Result<(), ToolError> {
+    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_BYTES)];
+    if sniff.contains(&0) {
+        return Err(ToolError::Refused(format!(
+            "`{shown}` is a binary file ({} bytes); not shown",
+            bytes.len()
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::test_util::{project, run};
+    use serde_json::json;
+
+    #[tokio::test]
+    async fn numbers_lines_like_cat_n() {
+        let (dir, ctx) = project();
+        std::fs::write(dir.path().join("a.txt"), "alpha\nbeta\r\ngamma").unwrap();
+        let out = run(&ReadTool, &ctx, json!({"path": "a.txt"}))
+            .await
+            .unwrap();
+        assert_eq!(out.content, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
+    }
+
+    #[tokio::test]
+    async fn offset_and_limit_select_lines_and_say_where_to_continue() {
+        let (dir, ctx) = project();
+        let text: String = (1..=50).map(|i| format!("row {i}\n")).collect();
+        std::fs::write(dir.path().join("rows.txt"), text).unwrap();
+        let out = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "rows.txt", "offset": 10, "limit": 3}),
+        )
+        .await
+        .unwrap();
+        assert!(
+            out.content
+                .starts_with("    10\trow 10\n    11\trow 11\n    12\trow 12\n"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content
+                .contains("[truncated: 38 more lines not shown (line limit reached); continue with offset=13]"),
+            "{}",
+            out.content
+        );
+        let err = run(&ReadTool, &ctx, json!({"path": "rows.txt", "offset": 51}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("has 50 lines"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn binary_files_are_refused_with_their_size() {
+        let (dir, ctx) = project();
+        let mut bytes = b"ELF".to_vec();
+        bytes.extend([0u8, 1, 2, 3]);
+        std::fs::write(dir.path().join("prog"), &bytes).unwrap();
+        let err = run(&ReadTool, &ctx, json!({"path": "prog"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "`prog` is a binary file (7 bytes); not shown"
+        );
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_is_decoded_lossily_with_a_note() {
+        let (dir, ctx) = project();
+        std::fs::write(dir.path().join("latin1.txt"), b"caf\xe9\n").unwrap();
+        let out = run(&ReadTool, &ctx, json!({"path": "latin1.txt"}))
+            .await
+            .unwrap();
+        assert!(out.content.contains("not valid UTF-8"), "{}", out.content);
+        assert!(
+            out.content.contains("     1\tcaf\u{fffd}\n"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_cut_with_a_marker() {
+        let (dir, ctx) = project();
+        std::fs::write(dir.path().join("wide.txt"), "y".repeat(2500)).unwrap();
+        let out = run(&ReadTool, &ctx, json!({"path": "wide.txt"}))
+            .await
+            .unwrap();
+        assert!(
+            out.content.contains("[line truncated: 500 more chars]"),
+            "{}",
+            out.content
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_arguments_name_the_field() {
+        let (_dir, ctx) = project();
+        let err = run(&ReadTool, &ctx, json!({"path": "a", "ofset": 3}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(_)));
+        assert!(err.to_string().contains("`ofset`"), "{err}");
+        let err = run(&ReadTool, &ctx, json!({})).await.unwrap_err();
+        assert!(err.to_string().contains("`path`"), "{err}");
+        let err = run(&ReadTool, &ctx, json!({"path": "a", "limit": "ten"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("`limit`"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn missing_files_and_directories_get_specific_errors() {
+        let (dir, ctx) = project();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let err = run(&ReadTool, &ctx, json!({"path": "nope.txt"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+        let err = run(&ReadTool, &ctx, json!({"path": "sub"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("is a directory"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn reading_outside_the_root_is_refused() {
+        let (_dir, ctx) = project();
+        let err = run(&ReadTool, &ctx, json!({"path": "../../etc/passwd"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+    }
+}
