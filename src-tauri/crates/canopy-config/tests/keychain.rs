@@ -42,12 +42,19 @@ fn keychain_or_skip(test: &str) -> Option<KeyringStore> {
                 !required,
                 "CANOPY_REQUIRE_KEYRING is set but the keychain is not usable: {e}"
             );
-            eprintln!(
+            loud(&format!(
                 "\n*** SKIPPED {test}: no usable Secret Service ({e}).\n*** Run: scripts/with-keyring.sh cargo test -p canopy-config\n"
-            );
+            ));
             None
         }
     }
+}
+
+/// Writes past the test harness's output capture (which only catches `print!`/`eprint!`), so a
+/// skipped keychain test is visible in a normal `cargo test` run.
+fn loud(message: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{message}");
 }
 
 /// What `secret-tool` (libsecret, a separate client) sees, proving the key is in the real Secret
@@ -266,7 +273,7 @@ fn locked_keychain_means_unavailable_without_hanging() {
             !required,
             "CANOPY_REQUIRE_KEYRING is set but dbus-run-session or gnome-keyring-daemon is missing"
         );
-        eprintln!("\n*** SKIPPED locked keychain test: dbus-run-session or gnome-keyring-daemon not installed\n");
+        loud("\n*** SKIPPED locked keychain test: dbus-run-session or gnome-keyring-daemon not installed\n");
         return;
     }
     let scratch = tempfile::tempdir().unwrap();
