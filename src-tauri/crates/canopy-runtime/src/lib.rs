@@ -1,1 +1,285 @@
-//! canopy-runtime
+//! The Canopy agent runtime: one ReAct loop for every agent, the permission gate, host-enforced
+//! budgets, profiles, the subagent launcher behind the `Task` tool, and the trace recorder. It never
+//! depends on tauri: the desktop app and `canopy-cli` are both thin hosts over [`Runtime`].
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use canopy_protocol::{
+    AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SecretString, TerminalReason, TraceRecord, Usage,
+};
+use canopy_providers::ModelClient;
+use canopy_tools::Tool;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+mod agent;
+mod compaction;
+pub mod configured;
+pub mod contract;
+mod error;
+pub mod gate;
+pub mod profiles;
+pub mod readonly_check;
+pub mod redact;
+mod task;
+pub mod trace_reader;
+pub mod trace_writer;
+
+pub use agent::AgentOutcome;
+pub use error::RuntimeError;
+pub use gate::{ApprovalAnswer, ApprovalRequest, Approver, FlagApprover, Policy, PolicyAction};
+pub use profiles::{ProfileLoadError, RuntimeProfile};
+
+use crate::redact::Redactor;
+use crate::trace_writer::{EventBus, SessionTrace};
+
+/// A model slot resolved to a client.
+#[derive(Clone)]
+pub struct ResolvedModel {
+    /// The client.
+    pub client: Arc<dyn ModelClient>,
+    /// What the trace records (slot used, fallback, provider, model id, base URL).
+    pub info: ModelInfo,
+    /// The model's context window in tokens (caps the context budget).
+    pub context_window: u64,
+    /// `max_tokens` for each call.
+    pub max_output_tokens: u32,
+}
+
+/// Turns a requested slot into a client. When `light` is not configured it returns the main model
+/// with `info.fallback = true`.
+pub trait ModelResolver: Send + Sync {
+    /// Resolves a slot.
+    fn resolve(&self, slot: ModelSlot) -> Result<ResolvedModel, RuntimeError>;
+}
+
+/// Host settings the runtime needs (the desktop app and CLI build them from the settings file).
+#[derive(Debug, Clone)]
+pub struct RuntimeSettings {
+    /// Permission policy for the main agent.
+    pub policy: Policy,
+    /// How many subagents may run at once in one run tree.
+    pub parallelism: usize,
+    /// Run the `verify` profile on the main agent's final answer before completing.
+    pub verification_gate: bool,
+    /// Fraction of a budget at which the agent is told to wrap up.
+    pub wrap_up_ratio: f64,
+    /// Per-result cap of tool output kept in trace files, bytes.
+    pub trace_output_cap: usize,
+    /// Extra time the last tool-less call gets after the wall-time budget ran out, ms.
+    pub final_call_grace_ms: u64,
+    /// Budgets and model slot per profile name, replacing the profile's own.
+    pub profile_overrides: HashMap<String, (Budgets, ModelSlot)>,
+    /// Environment variables never passed to Bash (API keys).
+    pub env_denylist: Vec<String>,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        RuntimeSettings {
+            policy: Policy::default(),
+            parallelism: 4,
+            verification_gate: false,
+            wrap_up_ratio: 0.8,
+            trace_output_cap: 16 * 1024,
+            final_call_grace_ms: 60_000,
+            profile_overrides: HashMap::new(),
+            env_denylist: vec!["CANOPY_MAIN_API_KEY".into(), "CANOPY_LIGHT_API_KEY".into()],
+        }
+    }
+}
+
+/// The shared runtime: settings, model resolution, tools, and the registry of live sessions (for
+/// cancellation). Cheap to share as `Arc<Runtime>`.
+pub struct Runtime {
+    settings: RuntimeSettings,
+    models: Arc<dyn ModelResolver>,
+    tools: Vec<Arc<dyn Tool>>,
+    redactor: Arc<Redactor>,
+    live: Mutex<HashMap<String, (CancellationToken, Arc<agent::AgentCtx>)>>,
+}
+
+/// How a main session is started.
+pub struct SessionOptions {
+    /// The project folder.
+    pub project_root: PathBuf,
+    /// Where trace files go.
+    pub trace_dir: PathBuf,
+    /// Who answers approval requests (`None`: asks are denied).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// The live event stream for this session and every subagent under it.
+    pub events: UnboundedSender<TraceRecord>,
+}
+
+/// What a run ended with.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// The run id.
+    pub run_id: String,
+    /// Why it ended.
+    pub terminal_reason: TerminalReason,
+    /// Final answer text.
+    pub final_text: Option<String>,
+    /// Error message for failures.
+    pub error: Option<String>,
+    /// Usage including descendants.
+    pub usage: Usage,
+}
+
+impl Runtime {
+    /// A runtime with the built-in tools. `secrets` are the configured API keys, redacted from traces.
+    pub fn new(settings: RuntimeSettings, models: Arc<dyn ModelResolver>, secrets: Vec<SecretString>) -> Arc<Runtime> {
+        Runtime::with_tools(settings, models, secrets, canopy_tools::builtin_tools())
+    }
+
+    /// A runtime with an explicit tool list (tests register extra tools this way).
+    pub fn with_tools(settings: RuntimeSettings, models: Arc<dyn ModelResolver>, secrets: Vec<SecretString>, tools: Vec<Arc<dyn Tool>>) -> Arc<Runtime> {
+        Arc::new(Runtime { settings, models, tools, redactor: Arc::new(Redactor::new(secrets)), live: Mutex::new(HashMap::new()) })
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> &RuntimeSettings {
+        &self.settings
+    }
+
+    /// Profiles available in a project (built-ins with settings overrides, plus project profiles) and
+    /// the project profile files that were rejected.
+    pub fn profiles_for(&self, project_root: &std::path::Path) -> Result<(Vec<RuntimeProfile>, Vec<ProfileLoadError>), RuntimeError> {
+        let mut profiles = profiles::builtin_profiles()?;
+        let (project, errors) = profiles::load_project_profiles(project_root);
+        profiles.extend(project);
+        let profiles = profiles
+            .into_iter()
+            .map(|p| match self.settings.profile_overrides.get(p.name()) {
+                Some((budgets, model)) => p.with_overrides(*budgets, *model),
+                None => Ok(p),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((profiles, errors))
+    }
+
+    /// Starts a main-agent session. Nothing is sent to a model until [`MainSession::run`].
+    pub fn start_session(self: &Arc<Self>, opts: SessionOptions) -> Result<Arc<MainSession>, RuntimeError> {
+        let root = opts.project_root.canonicalize().map_err(|_| RuntimeError::BadProject(opts.project_root.clone()))?;
+        if !root.is_dir() {
+            return Err(RuntimeError::BadProject(root));
+        }
+        let (profiles, _errors) = self.profiles_for(&root)?;
+        let main = profiles
+            .iter()
+            .find(|p| p.name() == "main")
+            .cloned()
+            .ok_or_else(|| RuntimeError::InvalidProfile { name: "main".into(), reason: "missing".into() })?;
+        let model = self.models.resolve(main.model())?;
+        let session_id = new_id("s");
+        let bus = EventBus::new(opts.events, self.redactor.clone(), opts.trace_dir);
+        let trace = SessionTrace::create(bus, session_id.clone(), None, String::new())?;
+        let ctx = agent::AgentCtx::build(agent::AgentCtxParts {
+            runtime: self.clone(),
+            session_id: session_id.clone(),
+            agent: AgentKind::Main,
+            parent: None,
+            description: None,
+            profile: main,
+            model,
+            trace,
+            mode: PermissionMode::Main,
+            approver: opts.approver,
+            project_root: root,
+            profiles: Arc::new(profiles),
+            task_slots: Arc::new(Semaphore::new(self.settings.parallelism.max(1))),
+        });
+        ctx.emit_session_started();
+        Ok(Arc::new(MainSession { ctx, history: tokio::sync::Mutex::new(Vec::new()), cancel: Mutex::new(CancellationToken::new()) }))
+    }
+
+    /// Cancels a session (root or subagent) and, through its token, every descendant. Returns false
+    /// when no live session has that id.
+    pub fn cancel(&self, session_id: &str, reason: &str) -> bool {
+        let entry = self.live.lock().ok().and_then(|m| m.get(session_id).cloned());
+        match entry {
+            Some((token, ctx)) => {
+                ctx.record_cancel(reason);
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Ids of sessions currently running.
+    pub fn live_sessions(&self) -> Vec<String> {
+        self.live.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+    }
+
+    fn register(&self, ctx: &Arc<agent::AgentCtx>, token: CancellationToken) {
+        if let Ok(mut m) = self.live.lock() {
+            m.insert(ctx.session_id.clone(), (token, ctx.clone()));
+        }
+    }
+
+    fn unregister(&self, session_id: &str) {
+        if let Ok(mut m) = self.live.lock() {
+            m.remove(session_id);
+        }
+    }
+}
+
+/// The person's conversation with the main agent in one project.
+pub struct MainSession {
+    ctx: Arc<agent::AgentCtx>,
+    history: tokio::sync::Mutex<Vec<Message>>,
+    cancel: Mutex<CancellationToken>,
+}
+
+impl MainSession {
+    /// The root session id (also its trace file stem).
+    pub fn session_id(&self) -> &str {
+        &self.ctx.session_id
+    }
+
+    /// The trace file of the root session.
+    pub fn trace_path(&self) -> PathBuf {
+        self.ctx.trace.path().to_path_buf()
+    }
+
+    /// Runs one prompt to its end. Follow-ups call this again and keep the history.
+    pub async fn run(&self, prompt: String) -> Result<RunOutcome, RuntimeError> {
+        let mut history = self.history.try_lock().map_err(|_| RuntimeError::Busy(self.ctx.session_id.clone()))?;
+        let run_id = new_id("r");
+        self.ctx.trace.set_run_id(run_id.clone());
+        // A cancelled token stays cancelled: each run gets a fresh one.
+        let token = CancellationToken::new();
+        if let Ok(mut c) = self.cancel.lock() {
+            *c = token.clone();
+        }
+        let runtime = self.ctx.runtime.clone();
+        runtime.register(&self.ctx, token.clone());
+        let outcome = agent::run_main(&self.ctx, &mut history, prompt, token).await;
+        runtime.unregister(&self.ctx.session_id);
+        Ok(RunOutcome {
+            run_id,
+            terminal_reason: outcome.terminal_reason,
+            final_text: outcome.final_text,
+            error: outcome.error,
+            usage: outcome.usage_with_descendants,
+        })
+    }
+
+    /// Cancels the running prompt (and every subagent under it).
+    pub fn cancel(&self, reason: &str) {
+        if let Ok(c) = self.cancel.lock() {
+            self.ctx.record_cancel(reason);
+            c.cancel();
+        }
+    }
+}
+
+/// A fresh id with a readable prefix (`s-…` sessions, `r-…` runs).
+pub(crate) fn new_id(prefix: &str) -> String {
+    let u = uuid::Uuid::new_v4().simple().to_string();
+    format!("{prefix}-{}", &u[..16])
+}

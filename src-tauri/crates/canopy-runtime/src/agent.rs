@@ -1,0 +1,711 @@
+//! The one ReAct loop every agent runs: stream the model, pass each tool call through the gate, run
+//! read-only calls of a turn concurrently and mutating ones in order, feed results back, and stop on a
+//! final answer or a budget. Budgets are enforced here, by the host, never by the prompt.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use canopy_protocol::{
+    AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, FinishReason, Message, ParentLink, PermissionMode, SubagentResult, TerminalReason,
+    ToolCall, ToolSpec, ToolStatus, TraceEvent, Usage,
+};
+use canopy_providers::{ModelRequest, ModelResponse, ProviderError, StreamDelta};
+use canopy_tools::{SessionFiles, Tool, ToolContext, ToolError};
+use serde_json::Value;
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::contract;
+use crate::gate::{ApprovalRequest, Approver, Gate, Precheck};
+use crate::profiles::{ResultContract, RuntimeProfile};
+use crate::task::TaskTool;
+use crate::trace_writer::SessionTrace;
+use crate::{compaction, new_id, ResolvedModel, Runtime};
+
+/// Everything one agent session needs. Built once per session; shared with its Task tool.
+pub(crate) struct AgentCtx {
+    pub runtime: Arc<Runtime>,
+    pub session_id: String,
+    pub agent: AgentKind,
+    pub parent: Option<ParentLink>,
+    pub description: Option<String>,
+    pub profile: RuntimeProfile,
+    pub model: ResolvedModel,
+    pub trace: Arc<SessionTrace>,
+    pub gate: Gate,
+    pub tools: Vec<Arc<dyn Tool>>,
+    pub tool_specs: Vec<ToolSpec>,
+    pub project_root: PathBuf,
+    pub files: Arc<SessionFiles>,
+    pub profiles: Arc<Vec<RuntimeProfile>>,
+    pub task_slots: Arc<Semaphore>,
+    pub descendants: Mutex<Usage>,
+    cancel_recorded: AtomicBool,
+}
+
+pub(crate) struct AgentCtxParts {
+    pub runtime: Arc<Runtime>,
+    pub session_id: String,
+    pub agent: AgentKind,
+    pub parent: Option<ParentLink>,
+    pub description: Option<String>,
+    pub profile: RuntimeProfile,
+    pub model: ResolvedModel,
+    pub trace: Arc<SessionTrace>,
+    pub mode: PermissionMode,
+    pub approver: Option<Arc<dyn Approver>>,
+    pub project_root: PathBuf,
+    pub profiles: Arc<Vec<RuntimeProfile>>,
+    pub task_slots: Arc<Semaphore>,
+}
+
+impl AgentCtx {
+    pub fn build(p: AgentCtxParts) -> Arc<AgentCtx> {
+        Arc::new_cyclic(|weak| {
+            let allow: HashSet<&str> = p.profile.tools().iter().map(String::as_str).collect();
+            let mut tools: Vec<Arc<dyn Tool>> = p.runtime.tools.iter().filter(|t| allow.contains(t.name())).cloned().collect();
+            if allow.contains("Task") {
+                tools.push(Arc::new(TaskTool::new(weak.clone(), p.profiles.clone())));
+            }
+            let tool_specs = tools.iter().map(|t| t.spec()).collect();
+            let gate = Gate::new(p.mode, p.runtime.settings.policy, p.profile.tools().iter().cloned(), p.approver);
+            AgentCtx {
+                runtime: p.runtime,
+                session_id: p.session_id,
+                agent: p.agent,
+                parent: p.parent,
+                description: p.description,
+                profile: p.profile,
+                model: p.model,
+                trace: p.trace,
+                gate,
+                tools,
+                tool_specs,
+                project_root: p.project_root,
+                files: Arc::new(SessionFiles::default()),
+                profiles: p.profiles,
+                task_slots: p.task_slots,
+                descendants: Mutex::new(Usage::default()),
+                cancel_recorded: AtomicBool::new(false),
+            }
+        })
+    }
+
+    /// The profile's budgets, with the context budget capped by the model's window (less the output
+    /// reserve), so a request the host allows is one the provider accepts.
+    pub fn budgets(&self) -> Budgets {
+        let mut b = self.profile.budgets();
+        let window = self.model.context_window.saturating_sub(self.model.max_output_tokens as u64);
+        if window > 0 {
+            b.max_context_tokens = b.max_context_tokens.min(window);
+        }
+        b
+    }
+
+    pub fn emit_session_started(&self) {
+        self.trace.emit(TraceEvent::SessionStarted {
+            agent: self.agent,
+            profile: self.profile.name().to_string(),
+            description: self.description.clone(),
+            model: self.model.info.clone(),
+            budgets: self.budgets(),
+            project_root: self.project_root.display().to_string(),
+            parent: self.parent.clone(),
+            permission_mode: self.gate.mode(),
+            tools: self.tools.iter().map(|t| t.name().to_string()).collect(),
+            system_prompt: self.profile.system_prompt().to_string(),
+        });
+    }
+
+    /// Records who cancelled, once per run.
+    pub fn record_cancel(&self, reason: &str) {
+        if !self.cancel_recorded.swap(true, Ordering::SeqCst) {
+            self.trace.emit(TraceEvent::CancelRequested { reason: reason.to_string() });
+        }
+    }
+
+    pub fn add_descendant_usage(&self, usage: &Usage) {
+        if let Ok(mut d) = self.descendants.lock() {
+            d.add(usage);
+        }
+    }
+
+    fn find_tool(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name)
+    }
+}
+
+/// How an agent's run ended.
+#[derive(Debug, Clone)]
+pub struct AgentOutcome {
+    /// Why.
+    pub terminal_reason: TerminalReason,
+    /// Final answer text.
+    pub final_text: Option<String>,
+    /// Validated result (subagents).
+    pub result: Option<SubagentResult>,
+    /// Error message for failures.
+    pub error: Option<String>,
+    /// Own usage.
+    pub usage: Usage,
+    /// Usage including descendants.
+    pub usage_with_descendants: Usage,
+    /// Budget usage at the end.
+    pub totals: BudgetUsage,
+    /// Tool calls made.
+    pub tool_calls: u32,
+}
+
+/// Per-run budget accounting.
+pub(crate) struct LoopState {
+    pub budgets: Budgets,
+    pub started: Instant,
+    pub steps: u32,
+    pub usage: Usage,
+    pub context_tokens: u64,
+    pub tool_calls: u32,
+    warned: HashSet<&'static str>,
+    notices: Vec<String>,
+    /// Reported input tokens ÷ estimated input tokens of the last call, to correct estimates.
+    calibration: f64,
+    wrap_up_ratio: f64,
+}
+
+impl LoopState {
+    fn new(budgets: Budgets, wrap_up_ratio: f64) -> Self {
+        LoopState {
+            budgets,
+            started: Instant::now(),
+            steps: 0,
+            usage: Usage::default(),
+            context_tokens: 0,
+            tool_calls: 0,
+            warned: HashSet::new(),
+            notices: Vec::new(),
+            calibration: 1.0,
+            wrap_up_ratio,
+        }
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    pub fn totals(&self) -> BudgetUsage {
+        BudgetUsage { steps: self.steps, context_tokens: self.context_tokens, total_tokens: self.usage.total(), wall_time_ms: self.elapsed_ms() }
+    }
+
+    pub fn deadline(&self) -> Instant {
+        self.started + Duration::from_millis(self.budgets.max_wall_time_ms)
+    }
+
+    /// A budget that is already used up, checked before each ordinary call.
+    fn exhausted(&self) -> Option<(BudgetKind, u64, u64)> {
+        let b = self.budgets;
+        if self.steps >= b.max_steps {
+            return Some((BudgetKind::Steps, self.steps as u64, b.max_steps as u64));
+        }
+        if self.usage.total() >= b.max_total_tokens {
+            return Some((BudgetKind::TotalTokens, self.usage.total(), b.max_total_tokens));
+        }
+        if self.context_tokens >= b.max_context_tokens {
+            return Some((BudgetKind::ContextTokens, self.context_tokens, b.max_context_tokens));
+        }
+        if self.elapsed_ms() >= b.max_wall_time_ms {
+            return Some((BudgetKind::WallTime, self.elapsed_ms(), b.max_wall_time_ms));
+        }
+        None
+    }
+
+    /// Emits a warning (once per budget) for every budget past the wrap-up threshold.
+    fn check_warnings(&mut self, trace: &SessionTrace) {
+        let b = self.budgets;
+        let checks = [
+            ("steps", BudgetKind::Steps, self.steps as u64, b.max_steps as u64, "model calls"),
+            ("total", BudgetKind::TotalTokens, self.usage.total(), b.max_total_tokens, "total tokens"),
+            ("context", BudgetKind::ContextTokens, self.context_tokens, b.max_context_tokens, "context tokens"),
+            ("wall", BudgetKind::WallTime, self.elapsed_ms(), b.max_wall_time_ms, "milliseconds of wall time"),
+        ];
+        for (key, kind, used, limit, what) in checks {
+            if limit > 0 && used as f64 >= limit as f64 * self.wrap_up_ratio && self.warned.insert(key) {
+                trace.emit(TraceEvent::BudgetWarning { budget: kind, used, limit });
+                self.notices.push(format!(
+                    "Host notice: you have used {used} of {limit} {what}. Wrap up now: stop exploring, and give your final answer within the next step or two."
+                ));
+            }
+        }
+    }
+
+    fn system_prompt(&self, base: &str, extra: Option<&str>) -> String {
+        let mut s = base.to_string();
+        for n in self.notices.iter().map(String::as_str).chain(extra) {
+            s.push_str("\n\n");
+            s.push_str(n);
+        }
+        s
+    }
+
+    pub fn record(&mut self, usage: &Usage) {
+        self.usage.add(usage);
+    }
+}
+
+/// Rough token estimate of a request (4 bytes per token), corrected by the last call's reported usage.
+pub(crate) fn estimate_tokens(system: &str, history: &[Message], tools: &[ToolSpec]) -> u64 {
+    let bytes = system.len() + serde_json::to_string(history).map(|s| s.len()).unwrap_or(0) + serde_json::to_string(tools).map(|s| s.len()).unwrap_or(0);
+    (bytes as u64).div_ceil(4)
+}
+
+pub(crate) enum CallError {
+    Cancelled,
+    Deadline,
+    Provider(ProviderError),
+}
+
+/// One model call with its begin/end events, usage accounting and wall-time deadline.
+pub(crate) async fn call_model(
+    ctx: &AgentCtx,
+    history: &[Message],
+    st: &mut LoopState,
+    allow_tools: bool,
+    extra_notice: Option<&str>,
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> Result<ModelResponse, CallError> {
+    st.steps += 1;
+    let model_call_id = new_id("m");
+    let system = st.system_prompt(ctx.profile.system_prompt(), extra_notice);
+    let estimated = estimate_tokens(&system, history, &ctx.tool_specs);
+    ctx.trace.emit(TraceEvent::ModelCallBegin {
+        model_call_id: model_call_id.clone(),
+        step: st.steps,
+        messages: history.len() as u32,
+        estimated_input_tokens: (estimated as f64 * st.calibration) as u64,
+        tools_offered: allow_tools && !ctx.tool_specs.is_empty(),
+    });
+    let request = ModelRequest {
+        system,
+        messages: history.to_vec(),
+        tools: ctx.tool_specs.clone(),
+        allow_tool_calls: allow_tools,
+        max_tokens: ctx.model.max_output_tokens,
+        temperature: None,
+    };
+    let trace = ctx.trace.clone();
+    let delta_id = model_call_id.clone();
+    let on_delta = move |d: StreamDelta| match d {
+        StreamDelta::Text(text) => trace.emit(TraceEvent::AssistantDelta { model_call_id: delta_id.clone(), text }),
+        StreamDelta::Retrying { attempt, delay, error } => {
+            trace.emit(TraceEvent::ModelRetry { model_call_id: delta_id.clone(), attempt, delay_ms: delay.as_millis() as u64, error })
+        }
+        StreamDelta::ToolCallStarted { .. } => {}
+    };
+    let started = Instant::now();
+    let result = tokio::select! {
+        r = ctx.model.client.complete(&request, &on_delta, cancel) => match r {
+            Ok(resp) => Ok(resp),
+            Err(ProviderError::Cancelled) => Err(CallError::Cancelled),
+            Err(e) => Err(CallError::Provider(e)),
+        },
+        _ = tokio::time::sleep_until(deadline) => Err(CallError::Deadline),
+    };
+    let latency_ms = started.elapsed().as_millis() as u64;
+    match &result {
+        Ok(resp) => {
+            st.record(&resp.usage);
+            st.context_tokens = resp.usage.input_tokens;
+            if estimated > 0 && !resp.usage.estimated && resp.usage.input_tokens > 0 {
+                st.calibration = (resp.usage.input_tokens as f64 / estimated as f64).clamp(0.25, 4.0);
+            }
+            ctx.trace.emit(TraceEvent::ModelCallEnd {
+                model_call_id,
+                step: st.steps,
+                text: resp.text.clone(),
+                tool_calls: resp.tool_calls.clone(),
+                finish_reason: Some(resp.finish_reason.clone()),
+                usage: resp.usage,
+                model: resp.model.clone(),
+                latency_ms,
+                error: None,
+                totals: st.totals(),
+            });
+        }
+        Err(e) => {
+            let error = match e {
+                CallError::Cancelled => "cancelled".to_string(),
+                CallError::Deadline => "wall-time budget ran out during the call".to_string(),
+                CallError::Provider(p) => p.to_string(),
+            };
+            ctx.trace.emit(TraceEvent::ModelCallEnd {
+                model_call_id,
+                step: st.steps,
+                text: String::new(),
+                tool_calls: Vec::new(),
+                finish_reason: None,
+                usage: Usage::default(),
+                model: ctx.model.info.model_id.clone(),
+                latency_ms,
+                error: Some(error),
+                totals: st.totals(),
+            });
+        }
+    }
+    result
+}
+
+fn terminal_for(kind: BudgetKind) -> TerminalReason {
+    match kind {
+        BudgetKind::Steps => TerminalReason::MaxSteps,
+        BudgetKind::TotalTokens => TerminalReason::TokenBudget,
+        BudgetKind::ContextTokens => TerminalReason::ContextOverflow,
+        BudgetKind::WallTime => TerminalReason::TimeBudget,
+    }
+}
+
+/// What the loop hands to [`finish`].
+struct Ending {
+    reason: TerminalReason,
+    final_text: Option<String>,
+    result: Option<SubagentResult>,
+    error: Option<String>,
+}
+
+impl Ending {
+    fn reason(reason: TerminalReason, error: Option<String>) -> Self {
+        Ending { reason, final_text: None, result: None, error }
+    }
+}
+
+fn finish(ctx: &AgentCtx, st: &LoopState, end: Ending) -> AgentOutcome {
+    if end.reason == TerminalReason::Cancelled {
+        ctx.record_cancel(if ctx.agent == AgentKind::Subagent { "parent cancelled" } else { "cancelled" });
+    }
+    let mut with = st.usage;
+    if let Ok(d) = ctx.descendants.lock() {
+        with.add(&d);
+    }
+    let outcome = AgentOutcome {
+        terminal_reason: end.reason,
+        final_text: end.final_text,
+        result: end.result,
+        error: end.error,
+        usage: st.usage,
+        usage_with_descendants: with,
+        totals: st.totals(),
+        tool_calls: st.tool_calls,
+    };
+    ctx.trace.emit(TraceEvent::RunEnded {
+        terminal_reason: outcome.terminal_reason,
+        final_text: outcome.final_text.clone(),
+        result: outcome.result.clone(),
+        error: outcome.error.clone(),
+        usage: outcome.usage,
+        usage_with_descendants: outcome.usage_with_descendants,
+        totals: outcome.totals,
+        tool_calls: outcome.tool_calls,
+    });
+    outcome
+}
+
+/// Runs one prompt of the main agent (with the optional verification gate) and records its end.
+pub(crate) async fn run_main(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, prompt: String, cancel: CancellationToken) -> AgentOutcome {
+    ctx.cancel_recorded.store(false, Ordering::SeqCst);
+    if let Ok(mut d) = ctx.descendants.lock() {
+        *d = Usage::default();
+    }
+    ctx.trace.emit(TraceEvent::RunStarted { prompt: prompt.clone() });
+    history.push(Message::user(prompt.clone()));
+    let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
+    let mut end = run_loop(ctx, history, &mut st, &cancel).await;
+    if ctx.runtime.settings.verification_gate && end.reason == TerminalReason::Completed {
+        if let Some(answer) = end.final_text.clone() {
+            match crate::task::verify_answer(ctx, &prompt, &answer, &cancel).await {
+                Some(reasons) => {
+                    history.push(Message::user(format!(
+                        "Host notice: an independent verification of your answer returned FAIL:\n- {}\nAddress these points, then give your final answer again.",
+                        reasons.join("\n- ")
+                    )));
+                    end = run_loop(ctx, history, &mut st, &cancel).await;
+                }
+                None if cancel.is_cancelled() => end = Ending::reason(TerminalReason::Cancelled, None),
+                None => {}
+            }
+        }
+    }
+    finish(ctx, &st, end)
+}
+
+/// Runs a subagent's task in a fresh history and records its end.
+pub(crate) async fn run_child(ctx: &Arc<AgentCtx>, prompt: String, cancel: CancellationToken) -> AgentOutcome {
+    ctx.trace.emit(TraceEvent::RunStarted { prompt: prompt.clone() });
+    let mut history = vec![Message::user(prompt)];
+    let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
+    let end = run_loop(ctx, &mut history, &mut st, &cancel).await;
+    finish(ctx, &st, end)
+}
+
+async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut LoopState, cancel: &CancellationToken) -> Ending {
+    let contract_kind = ctx.profile.contract();
+    let mut empty_retried = false;
+    let mut rejections = 0u32;
+    let mut corrective_pending = false;
+    let mut continuation = String::new();
+    let mut compacted_for_error = false;
+    loop {
+        if cancel.is_cancelled() {
+            return Ending::reason(TerminalReason::Cancelled, None);
+        }
+        if !corrective_pending {
+            if let Some((kind, used, limit)) = st.exhausted() {
+                return final_call(ctx, history, st, kind, used, limit, cancel).await;
+            }
+        }
+        st.check_warnings(&ctx.trace);
+        let budgets = st.budgets;
+        let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs) as f64 * st.calibration) as u64;
+        if est > budgets.max_context_tokens {
+            if ctx.agent == AgentKind::Main {
+                if let Err(e) = compaction::compact(ctx, history, st, cancel).await {
+                    return Ending::reason(TerminalReason::ContextOverflow, Some(format!("the conversation no longer fits the context budget and compaction failed: {e}")));
+                }
+                continue;
+            }
+            return final_call(ctx, history, st, BudgetKind::ContextTokens, est, budgets.max_context_tokens, cancel).await;
+        }
+        let notice = corrective_pending.then_some("Host notice: reply now with the corrected final JSON object only; tools are not available for this reply.");
+        let resp = match call_model(ctx, history, st, !corrective_pending, notice, st.deadline(), cancel).await {
+            Ok(r) => r,
+            Err(CallError::Cancelled) => return Ending::reason(TerminalReason::Cancelled, None),
+            Err(CallError::Deadline) => {
+                return final_call(ctx, history, st, BudgetKind::WallTime, st.elapsed_ms(), budgets.max_wall_time_ms, cancel).await;
+            }
+            Err(CallError::Provider(ProviderError::ContextLengthExceeded { message })) => {
+                if ctx.agent == AgentKind::Main && !compacted_for_error {
+                    compacted_for_error = true;
+                    if compaction::compact(ctx, history, st, cancel).await.is_ok() {
+                        continue;
+                    }
+                }
+                return Ending::reason(TerminalReason::ContextOverflow, Some(format!("the provider rejected the request as too long: {message}")));
+            }
+            Err(CallError::Provider(e)) => return Ending::reason(TerminalReason::ModelError, Some(e.to_string())),
+        };
+        if resp.text.trim().is_empty() && resp.tool_calls.is_empty() {
+            if !empty_retried {
+                empty_retried = true;
+                continue;
+            }
+            return Ending::reason(TerminalReason::EmptyResponse, Some("the model returned an empty response twice in a row".into()));
+        }
+        empty_retried = false;
+        history.push(Message::Assistant { text: resp.text.clone(), tool_calls: resp.tool_calls.clone() });
+        if !resp.tool_calls.is_empty() && !corrective_pending {
+            continuation.clear();
+            let deadline = st.deadline();
+            let results = run_tools_until(ctx, &resp.tool_calls, deadline, cancel).await;
+            st.tool_calls += resp.tool_calls.len() as u32;
+            history.extend(results);
+            continue;
+        }
+        if resp.finish_reason == FinishReason::Length {
+            continuation.push_str(&resp.text);
+            history.push(Message::user("Host notice: your answer was cut off by the output limit. Continue exactly where it stopped, without repeating anything."));
+            continue;
+        }
+        let text = format!("{continuation}{}", resp.text);
+        if contract_kind == ResultContract::Text {
+            return Ending { reason: TerminalReason::Completed, final_text: Some(text), result: None, error: None };
+        }
+        match contract::validate(contract_kind, &text, &ctx.project_root) {
+            Ok(result) => return Ending { reason: TerminalReason::Completed, final_text: Some(text), result: Some(result), error: None },
+            Err(error) => {
+                rejections += 1;
+                ctx.trace.emit(TraceEvent::ResultRejected { attempt: rejections, error: error.clone() });
+                if rejections >= 2 {
+                    return Ending {
+                        reason: TerminalReason::InvalidResult,
+                        final_text: Some(text),
+                        result: None,
+                        error: Some(format!("the final answer broke the result contract twice; last problem: {error}")),
+                    };
+                }
+                continuation.clear();
+                corrective_pending = true;
+                history.push(Message::user(format!(
+                    "Host notice: your final answer was rejected: {error}. Reply with exactly one JSON object in the required shape and nothing else."
+                )));
+            }
+        }
+    }
+}
+
+/// The one tool-less call an agent gets when a budget runs out, so work done is not thrown away.
+async fn final_call(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    st: &mut LoopState,
+    kind: BudgetKind,
+    used: u64,
+    limit: u64,
+    cancel: &CancellationToken,
+) -> Ending {
+    ctx.trace.emit(TraceEvent::BudgetExhausted { budget: kind, used, limit });
+    let reason = terminal_for(kind);
+    compaction::elide_old_tool_results(history, st.budgets.max_context_tokens, ctx.profile.system_prompt(), &ctx.tool_specs);
+    let notice = match ctx.profile.contract() {
+        ResultContract::Text => "Host notice: a budget of this run is exhausted. Tools are no longer available. Give your final answer now: what you did, what you found, and what is left to do.".to_string(),
+        _ => "Host notice: your budget is exhausted. Tools are no longer available. Reply now with your final JSON object, using \"status\": \"partial\" and everything you found so far.".to_string(),
+    };
+    let deadline = Instant::now() + Duration::from_millis(ctx.runtime.settings.final_call_grace_ms);
+    match call_model(ctx, history, st, false, Some(&notice), deadline, cancel).await {
+        Ok(resp) => {
+            history.push(Message::Assistant { text: resp.text.clone(), tool_calls: Vec::new() });
+            if ctx.profile.contract() == ResultContract::Text {
+                return Ending { reason, final_text: Some(resp.text), result: None, error: None };
+            }
+            match contract::validate(ctx.profile.contract(), &resp.text, &ctx.project_root) {
+                Ok(mut result) => {
+                    result.status = canopy_protocol::ResultStatus::Partial;
+                    Ending { reason, final_text: Some(resp.text), result: Some(result), error: None }
+                }
+                Err(e) => {
+                    ctx.trace.emit(TraceEvent::ResultRejected { attempt: 1, error: e.clone() });
+                    Ending { reason, final_text: Some(resp.text), result: None, error: Some(format!("the answer given after the budget ran out broke the result contract: {e}")) }
+                }
+            }
+        }
+        Err(CallError::Cancelled) => Ending::reason(TerminalReason::Cancelled, None),
+        Err(CallError::Deadline) => Ending::reason(reason, Some("the final answer call ran out of time".into())),
+        Err(CallError::Provider(e)) => Ending::reason(reason, Some(format!("the final answer call failed: {e}"))),
+    }
+}
+
+/// Runs a turn's tool calls; when the wall-time budget runs out meanwhile, the calls are cancelled
+/// (their results say so) and the loop's next budget check ends the run.
+async fn run_tools_until(ctx: &Arc<AgentCtx>, calls: &[ToolCall], deadline: Instant, cancel: &CancellationToken) -> Vec<Message> {
+    let tools_cancel = cancel.child_token();
+    let fut = run_tools(ctx, calls, &tools_cancel);
+    tokio::pin!(fut);
+    tokio::select! {
+        r = &mut fut => r,
+        _ = tokio::time::sleep_until(deadline) => {
+            tools_cancel.cancel();
+            fut.await
+        }
+    }
+}
+
+fn mutates(ctx: &AgentCtx, call: &ToolCall) -> bool {
+    ctx.find_tool(&call.name).is_some_and(|t| t.mutates())
+}
+
+/// Read-only calls in a row run concurrently; a mutating call runs alone, in order.
+async fn run_tools(ctx: &Arc<AgentCtx>, calls: &[ToolCall], cancel: &CancellationToken) -> Vec<Message> {
+    let mut out = Vec::with_capacity(calls.len());
+    let mut i = 0;
+    while i < calls.len() {
+        if mutates(ctx, &calls[i]) {
+            out.push(run_one(ctx, &calls[i], cancel).await);
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < calls.len() && !mutates(ctx, &calls[j]) {
+            j += 1;
+        }
+        let group = futures::future::join_all(calls[i..j].iter().map(|c| run_one(ctx, c, cancel))).await;
+        out.extend(group);
+        i = j;
+    }
+    out
+}
+
+fn cap(text: &str, limit: usize) -> (String, bool) {
+    if text.len() <= limit {
+        return (text.to_string(), false);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
+}
+
+async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToken) -> Message {
+    let tool = ctx.find_tool(&call.name).cloned();
+    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let parsed: Result<Value, _> = serde_json::from_str(raw);
+    ctx.trace.emit(TraceEvent::ToolCallBegin {
+        call_id: call.id.clone(),
+        tool: call.name.clone(),
+        arguments: parsed.as_ref().cloned().unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        mutates: tool.as_ref().is_some_and(|t| t.mutates()),
+    });
+    let started = Instant::now();
+    let done = |status: ToolStatus, content: String| -> Message {
+        let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);
+        ctx.trace.emit(TraceEvent::ToolCallEnd {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            status,
+            output,
+            output_bytes: content.len() as u64,
+            output_cap_bytes: ctx.runtime.settings.trace_output_cap as u64,
+            truncated,
+            duration_ms: started.elapsed().as_millis() as u64,
+        });
+        Message::ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error: status != ToolStatus::Ok }
+    };
+    let Some(tool) = tool else {
+        let names: Vec<&str> = ctx.tools.iter().map(|t| t.name()).collect();
+        return done(ToolStatus::Error, format!("Error: unknown tool `{}`. Available tools: {}.", call.name, names.join(", ")));
+    };
+    let args = match parsed {
+        Ok(Value::Object(m)) => Value::Object(m),
+        Ok(other) => return done(ToolStatus::Error, format!("Error: arguments must be a JSON object, got {other}")),
+        Err(e) => return done(ToolStatus::Error, format!("Error: arguments are not valid JSON ({e}); send one JSON object matching the tool's schema")),
+    };
+    match ctx.gate.precheck(&call.name, tool.mutates()) {
+        Precheck::Decided { decision, source, reason } => {
+            ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision, source, scope: None, reason: reason.clone() });
+            if decision == Decision::Deny {
+                return done(ToolStatus::Denied, format!("Permission denied: {reason}."));
+            }
+        }
+        Precheck::Ask => {
+            let summary = tool.summarize(&args);
+            ctx.trace.emit(TraceEvent::PermissionRequested { call_id: call.id.clone(), tool: call.name.clone(), summary: summary.clone() });
+            let request = ApprovalRequest { session_id: ctx.session_id.clone(), call_id: call.id.clone(), tool: call.name.clone(), summary, arguments: args.clone() };
+            let answer = tokio::select! {
+                a = ctx.gate.ask(request) => a,
+                _ = cancel.cancelled() => return done(ToolStatus::Cancelled, "Cancelled while waiting for approval.".into()),
+            };
+            let (decision, source, scope, reason) = answer;
+            ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision, source, scope, reason: reason.clone() });
+            if decision == Decision::Deny {
+                return done(ToolStatus::Denied, format!("Permission denied: {reason}. Do not retry the same call; explain or take another approach."));
+            }
+        }
+    }
+    let tctx = ToolContext {
+        root: ctx.project_root.clone(),
+        cancel: cancel.clone(),
+        call_id: call.id.clone(),
+        session: ctx.files.clone(),
+        env_denylist: Arc::new(ctx.runtime.settings.env_denylist.clone()),
+    };
+    match tool.run(args, &tctx).await {
+        Ok(out) => {
+            if let Some(items) = out.todos {
+                ctx.trace.emit(TraceEvent::TodoUpdated { items });
+            }
+            done(ToolStatus::Ok, out.content)
+        }
+        Err(ToolError::Cancelled) => done(ToolStatus::Cancelled, "Cancelled before it finished.".into()),
+        Err(e) => done(ToolStatus::Error, format!("Error: {e}")),
+    }
+}

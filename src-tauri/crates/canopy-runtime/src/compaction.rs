@@ -1,0 +1,180 @@
+//! Keeps a long conversation inside its context budget. The main agent compacts: older turns are
+//! replaced by a model-written summary while recent turns stay verbatim. Before a last tool-less
+//! call, old tool outputs are elided so the request fits.
+
+use canopy_protocol::{Message, ToolSpec, TraceEvent};
+use canopy_providers::ModelRequest;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{estimate_tokens, AgentCtx, LoopState};
+use crate::new_id;
+
+/// Recent history kept verbatim aims at this share of the context budget.
+const KEEP_SHARE: f64 = 0.35;
+/// Per-message cap when older turns are flattened for the summariser.
+const FLATTEN_CAP: usize = 2_000;
+
+const SUMMARY_PROMPT: &str = "You compress a coding agent's conversation so it can continue the task with less context. \
+Write a faithful summary of the transcript you are given: the person's requests, decisions made, files read or changed \
+(with paths and line numbers), commands run and their outcomes, open problems and the next steps. Be specific and terse. \
+Do not add anything that is not in the transcript.";
+
+fn flatten(messages: &[Message]) -> String {
+    let clip = |s: &str| -> String {
+        if s.len() <= FLATTEN_CAP {
+            s.to_string()
+        } else {
+            let mut end = FLATTEN_CAP;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}… [{} more bytes]", &s[..end], s.len() - end)
+        }
+    };
+    let mut out = String::new();
+    for m in messages {
+        match m {
+            Message::User { text } => out.push_str(&format!("USER: {}\n\n", clip(text))),
+            Message::Assistant { text, tool_calls } => {
+                if !text.is_empty() {
+                    out.push_str(&format!("ASSISTANT: {}\n", clip(text)));
+                }
+                for c in tool_calls {
+                    out.push_str(&format!("ASSISTANT CALLS {}({})\n", c.name, clip(&c.arguments)));
+                }
+                out.push('\n');
+            }
+            Message::ToolResult { name, content, is_error, .. } => {
+                out.push_str(&format!("{} RESULT{}: {}\n\n", name, if *is_error { " (error)" } else { "" }, clip(content)))
+            }
+        }
+    }
+    out
+}
+
+/// Where the verbatim tail starts: the earliest turn boundary (a user message, or an assistant turn)
+/// whose tail fits the keep share. Never splits a tool call from its results.
+fn keep_from(history: &[Message], budget: u64, system: &str, tools: &[ToolSpec]) -> Option<usize> {
+    let target = (budget as f64 * KEEP_SHARE) as u64;
+    let mut best = None;
+    for i in (1..history.len()).rev() {
+        if matches!(history[i], Message::ToolResult { .. }) {
+            continue;
+        }
+        if estimate_tokens(system, &history[i..], tools) > target {
+            break;
+        }
+        best = Some(i);
+    }
+    best.or_else(|| (1..history.len()).rev().find(|&i| !matches!(history[i], Message::ToolResult { .. })))
+}
+
+/// Replaces older turns with a summary. Errors say why it could not (nothing to compact, the
+/// summariser failed).
+pub(crate) async fn compact(ctx: &AgentCtx, history: &mut Vec<Message>, st: &mut LoopState, cancel: &CancellationToken) -> Result<(), String> {
+    let budget = st.budgets.max_context_tokens;
+    let system = ctx.profile.system_prompt();
+    let before_tokens = estimate_tokens(system, history, &ctx.tool_specs);
+    let cut = keep_from(history, budget, system, &ctx.tool_specs).ok_or("the history has no older turns to summarise")?;
+    let model_call_id = new_id("m");
+    ctx.trace.emit(TraceEvent::ModelCallBegin {
+        model_call_id: model_call_id.clone(),
+        step: st.steps,
+        messages: 1,
+        estimated_input_tokens: estimate_tokens(SUMMARY_PROMPT, &history[..cut], &[]),
+        tools_offered: false,
+    });
+    // Flattening to text keeps the request valid for providers that require `tools` whenever the
+    // history holds tool calls.
+    let request = ModelRequest {
+        system: SUMMARY_PROMPT.into(),
+        messages: vec![Message::user(flatten(&history[..cut]))],
+        tools: Vec::new(),
+        allow_tool_calls: false,
+        max_tokens: ctx.model.max_output_tokens.min(4_096),
+        temperature: None,
+    };
+    let started = Instant::now();
+    let result = ctx.model.client.complete(&request, &|_| {}, cancel).await;
+    let latency_ms = started.elapsed().as_millis() as u64;
+    let resp = match result {
+        Ok(r) => r,
+        Err(e) => {
+            ctx.trace.emit(TraceEvent::ModelCallEnd {
+                model_call_id,
+                step: st.steps,
+                text: String::new(),
+                tool_calls: Vec::new(),
+                finish_reason: None,
+                usage: Default::default(),
+                model: ctx.model.info.model_id.clone(),
+                latency_ms,
+                error: Some(e.to_string()),
+                totals: st.totals(),
+            });
+            return Err(e.to_string());
+        }
+    };
+    st.record(&resp.usage);
+    ctx.trace.emit(TraceEvent::ModelCallEnd {
+        model_call_id,
+        step: st.steps,
+        text: resp.text.clone(),
+        tool_calls: Vec::new(),
+        finish_reason: Some(resp.finish_reason.clone()),
+        usage: resp.usage,
+        model: resp.model.clone(),
+        latency_ms,
+        error: None,
+        totals: st.totals(),
+    });
+    let summary = resp.text.trim().to_string();
+    if summary.is_empty() {
+        return Err("the summariser returned nothing".into());
+    }
+    let messages_before = history.len() as u32;
+    let tail: Vec<Message> = history.drain(cut..).collect();
+    history.clear();
+    let mut head = format!("[Summary of the earlier conversation, written when it was compacted]\n{summary}\n[End of summary]");
+    let mut tail = tail.into_iter().peekable();
+    if let Some(Message::User { text }) = tail.peek() {
+        head.push_str("\n\n");
+        head.push_str(text);
+        tail.next();
+    }
+    history.push(Message::user(head));
+    history.extend(tail);
+    let after_tokens = estimate_tokens(system, history, &ctx.tool_specs);
+    ctx.trace.emit(TraceEvent::Compacted {
+        messages_before,
+        messages_after: history.len() as u32,
+        tokens_before: before_tokens,
+        tokens_after: after_tokens,
+        summary,
+    });
+    if after_tokens >= before_tokens {
+        return Err("compaction did not make the conversation smaller".into());
+    }
+    Ok(())
+}
+
+/// Shortens old tool results (oldest first) until the history fits `budget`, keeping the newest
+/// result intact where possible.
+pub(crate) fn elide_old_tool_results(history: &mut [Message], budget: u64, system: &str, tools: &[ToolSpec]) {
+    let n = history.len();
+    for i in 0..n {
+        if estimate_tokens(system, history, tools) <= budget {
+            return;
+        }
+        if let Message::ToolResult { content, .. } = &mut history[i] {
+            if content.len() > 200 {
+                let mut end = 160;
+                while !content.is_char_boundary(end) {
+                    end -= 1;
+                }
+                *content = format!("{}… [elided by the host to fit the context budget: {} bytes]", &content[..end], content.len());
+            }
+        }
+    }
+}

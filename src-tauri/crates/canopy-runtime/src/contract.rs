@@ -1,0 +1,207 @@
+//! The subagent result contract: parses and validates a subagent's final answer, and checks each
+//! evidence reference against the project on disk.
+
+use std::path::Path;
+
+use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResult, Verdict};
+use serde_json::Value;
+
+use crate::profiles::ResultContract;
+
+/// Longest quoted line kept for display.
+const QUOTE_CAP: usize = 300;
+
+/// Validates a final answer against a contract. `Err` says exactly what was wrong, in words the
+/// model can act on in its corrective turn.
+pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Result<SubagentResult, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("the final answer was empty; reply with exactly one JSON object".into());
+    }
+    if trimmed.starts_with("```") {
+        return Err("the answer is wrapped in a markdown code fence; reply with the bare JSON object only, no ``` lines".into());
+    }
+    if !trimmed.starts_with('{') {
+        return Err("the answer must start with `{`: reply with exactly one JSON object and no text before or after it".into());
+    }
+    let mut de = serde_json::Deserializer::from_str(trimmed);
+    let value: Value = serde::Deserialize::deserialize(&mut de).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    if de.end().is_err() {
+        return Err("there is text after the JSON object; reply with exactly one JSON object and nothing else".into());
+    }
+    let obj = value.as_object().ok_or("the answer must be a JSON object")?;
+    let string_list = |key: &str| -> Result<Vec<String>, String> {
+        match obj.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    Value::Object(o) => o
+                        .get("text")
+                        .or_else(|| o.get("finding"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("`{key}[{i}]` must be a string")),
+                    _ => Err(format!("`{key}[{i}]` must be a string")),
+                })
+                .collect(),
+            Some(_) => Err(format!("`{key}` must be an array of strings")),
+        }
+    };
+    let summary = obj.get("summary").and_then(Value::as_str).map(str::trim).unwrap_or("");
+    if summary.is_empty() {
+        return Err("`summary` is missing or empty; it must say what you found".into());
+    }
+    let findings = string_list("findings")?;
+    let evidence_raw = string_list("evidence")?;
+    let unresolved = string_list("unresolved_questions")?;
+    let (status, verdict, reasons) = match contract {
+        ResultContract::Explore | ResultContract::Text => {
+            let status = match obj.get("status").and_then(Value::as_str) {
+                Some("completed") => ResultStatus::Completed,
+                Some("partial") => ResultStatus::Partial,
+                Some(other) => return Err(format!("`status` must be \"completed\" or \"partial\", not {other:?}")),
+                None => return Err("`status` is missing; use \"completed\" or \"partial\"".into()),
+            };
+            (status, None, Vec::new())
+        }
+        ResultContract::Verify => {
+            let verdict = match obj.get("verdict").and_then(Value::as_str) {
+                Some("PASS") => Verdict::Pass,
+                Some("FAIL") => Verdict::Fail,
+                Some("PARTIAL") => Verdict::Partial,
+                Some("UNVERIFIED") => Verdict::Unverified,
+                other => return Err(format!("`verdict` must be one of PASS, FAIL, PARTIAL, UNVERIFIED, not {other:?}")),
+            };
+            let reasons = string_list("reasons")?;
+            if verdict != Verdict::Pass && reasons.is_empty() {
+                return Err("`reasons` must say why for a verdict other than PASS".into());
+            }
+            (ResultStatus::Completed, Some(verdict), reasons)
+        }
+    };
+    Ok(SubagentResult {
+        status,
+        summary: summary.to_string(),
+        findings,
+        evidence: evidence_raw.iter().map(|e| check_evidence(e, project_root)).collect(),
+        unresolved_questions: unresolved,
+        verdict,
+        reasons,
+    })
+}
+
+/// Parses `path:line` or `path:start-end` (a leading `./` and a trailing `:col` are tolerated).
+fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
+    let s = raw.trim().trim_matches('`');
+    let (path, lines) = s.rsplit_once(':')?;
+    // `path:12:5` (line:column): drop the column.
+    let (path, lines) = match path.rsplit_once(':') {
+        Some((p, l)) if l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty() && lines.chars().all(|c| c.is_ascii_digit()) => (p, l),
+        _ => (path, lines),
+    };
+    let (start, end) = match lines.split_once('-') {
+        Some((a, b)) => (a.trim().parse().ok()?, Some(b.trim().parse().ok()?)),
+        None => (lines.trim().parse().ok()?, None),
+    };
+    let path = path.trim().trim_start_matches("./").replace('\\', "/");
+    if path.is_empty() || start == 0 {
+        return None;
+    }
+    Some((path, start, end))
+}
+
+/// Checks one reference against the project.
+pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
+    let Some((path, line, end_line)) = parse_reference(raw) else {
+        return CheckedEvidence { raw: raw.to_string(), path: raw.to_string(), line: 0, end_line: None, state: EvidenceState::Unparseable, text: None };
+    };
+    let mut out = CheckedEvidence { raw: raw.to_string(), path: path.clone(), line, end_line, state: EvidenceState::Valid, text: None };
+    let candidate = if Path::new(&path).is_absolute() { Path::new(&path).to_path_buf() } else { project_root.join(&path) };
+    let root = project_root.canonicalize().unwrap_or_else(|_| project_root.to_path_buf());
+    let resolved = match candidate.canonicalize() {
+        Ok(p) => p,
+        Err(_) => {
+            // A path that does not exist may still point outside the root (`../x`).
+            let escapes = Path::new(&path).is_absolute() && !candidate.starts_with(&root) || path.split('/').any(|c| c == "..");
+            out.state = if escapes { EvidenceState::OutsideProject } else { EvidenceState::MissingFile };
+            return out;
+        }
+    };
+    if !resolved.starts_with(&root) {
+        out.state = EvidenceState::OutsideProject;
+        return out;
+    }
+    if let Ok(rel) = resolved.strip_prefix(&root) {
+        out.path = rel.to_string_lossy().replace('\\', "/");
+    }
+    let Ok(bytes) = std::fs::read(&resolved) else {
+        out.state = EvidenceState::MissingFile;
+        return out;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let total = text.lines().count() as u32;
+    let last = end_line.unwrap_or(line).max(line);
+    if line > total || last > total {
+        out.state = EvidenceState::LineOutOfRange;
+        return out;
+    }
+    out.text = text.lines().nth(line as usize - 1).map(|l| {
+        let l = l.trim_end();
+        if l.chars().count() > QUOTE_CAP {
+            let mut s: String = l.chars().take(QUOTE_CAP).collect();
+            s.push('…');
+            s
+        } else {
+            l.to_string()
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/auth.rs"), "fn a() {}\nfn login() {}\nfn c() {}\n").unwrap();
+        dir
+    }
+
+    #[test]
+    fn evidence_states() {
+        let dir = project();
+        let c = |r: &str| check_evidence(r, dir.path());
+        let v = c("src/auth.rs:2");
+        assert_eq!(v.state, EvidenceState::Valid);
+        assert_eq!(v.text.as_deref(), Some("fn login() {}"));
+        assert_eq!(c("./src/auth.rs:1-3").state, EvidenceState::Valid);
+        assert_eq!(c("src/auth.rs:2:5").line, 2);
+        assert_eq!(c("src/auth.rs:40").state, EvidenceState::LineOutOfRange);
+        assert_eq!(c("src/auth.rs:2-9").state, EvidenceState::LineOutOfRange);
+        assert_eq!(c("src/nope.rs:1").state, EvidenceState::MissingFile);
+        assert_eq!(c("../etc/passwd:1").state, EvidenceState::OutsideProject);
+        assert_eq!(c("/etc/passwd:1").state, EvidenceState::OutsideProject);
+        assert_eq!(c("src/auth.rs").state, EvidenceState::Unparseable);
+    }
+
+    #[test]
+    fn contract_errors_are_specific() {
+        let dir = project();
+        let v = |t: &str| validate(ResultContract::Explore, t, dir.path());
+        assert!(v("```json\n{}\n```").unwrap_err().contains("code fence"));
+        assert!(v("Here it is: {}").unwrap_err().contains("start with `{`"));
+        assert!(v("{\"status\":\"completed\",\"summary\":\"\"}").unwrap_err().contains("`summary`"));
+        assert!(v("{\"status\":\"done\",\"summary\":\"x\"}").unwrap_err().contains("`status`"));
+        assert!(v("{\"status\":\"completed\",\"summary\":\"x\"} trailing").unwrap_err().contains("after the JSON"));
+        let ok = v(r#"{"status":"completed","summary":"login is in auth.rs","findings":["login"],"evidence":["src/auth.rs:2","src/auth.rs:99"],"unresolved_questions":[]}"#).unwrap();
+        assert_eq!(ok.evidence[0].state, EvidenceState::Valid);
+        assert_eq!(ok.evidence[1].state, EvidenceState::LineOutOfRange);
+        let verdict = validate(ResultContract::Verify, r#"{"verdict":"FAIL","summary":"no","reasons":[]}"#, dir.path());
+        assert!(verdict.unwrap_err().contains("reasons"));
+    }
+}

@@ -1,0 +1,225 @@
+//! The permission gate every tool call passes before it runs. Read-only tools in the profile's
+//! allowlist pass; mutating tools and `Task` are decided by the policy (allow / ask / deny), and "ask"
+//! goes to an [`Approver`]. A read-only subagent's gate denies everything that mutates and `Task`,
+//! whatever the policy says, so a mis-registered tool is still refused.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use canopy_protocol::{ApprovalScope, Decision, DecisionSource, PermissionMode};
+use serde::{Deserialize, Serialize};
+
+pub use canopy_config::{PermissionPolicy as Policy, PolicyAction};
+
+fn action_for(policy: &Policy, tool: &str) -> PolicyAction {
+    match tool {
+        "Edit" => policy.edit,
+        "Write" => policy.write,
+        "Bash" => policy.bash,
+        "Task" => policy.task,
+        // A mutating tool the policy does not name is asked about, never silently allowed.
+        _ => PolicyAction::Ask,
+    }
+}
+
+/// A question for the person.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApprovalRequest {
+    /// Session asking.
+    pub session_id: String,
+    /// Tool-call id.
+    pub call_id: String,
+    /// Tool name.
+    pub tool: String,
+    /// One-line summary of the call.
+    pub summary: String,
+    /// The call's arguments.
+    pub arguments: serde_json::Value,
+}
+
+/// The person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalAnswer {
+    /// Run this call.
+    AllowOnce,
+    /// Run this call and every later call of the same tool in this session.
+    AllowSession,
+    /// Refuse this call.
+    Deny,
+}
+
+/// Answers approval requests (a dialog in the app, flags in the CLI).
+#[async_trait]
+pub trait Approver: Send + Sync {
+    /// Waits for an answer. Implementations must return when the run is cancelled (the caller also
+    /// stops waiting on cancel).
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer;
+}
+
+/// An approver for headless use: allows the named tools, denies the rest.
+pub struct FlagApprover {
+    allowed: HashSet<String>,
+}
+
+impl FlagApprover {
+    /// Allows exactly these tool names (`Edit`, `Write`, `Bash`, …).
+    pub fn new(allowed: impl IntoIterator<Item = String>) -> Self {
+        FlagApprover { allowed: allowed.into_iter().collect() }
+    }
+}
+
+#[async_trait]
+impl Approver for FlagApprover {
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer {
+        if self.allowed.contains(&request.tool) {
+            ApprovalAnswer::AllowOnce
+        } else {
+            ApprovalAnswer::Deny
+        }
+    }
+}
+
+/// What the gate decided before any approver was asked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Precheck {
+    /// Decided.
+    Decided {
+        /// Allow or deny.
+        decision: Decision,
+        /// Why.
+        source: DecisionSource,
+        /// Human-readable reason.
+        reason: String,
+    },
+    /// The approver must be asked.
+    Ask,
+}
+
+/// One session's gate.
+pub struct Gate {
+    mode: PermissionMode,
+    policy: Policy,
+    allowlist: HashSet<String>,
+    session_rules: Mutex<HashSet<String>>,
+    approver: Option<Arc<dyn Approver>>,
+}
+
+impl Gate {
+    /// A gate for a session in `mode`, offering only `allowlist`.
+    pub fn new(mode: PermissionMode, policy: Policy, allowlist: impl IntoIterator<Item = String>, approver: Option<Arc<dyn Approver>>) -> Self {
+        Gate { mode, policy, allowlist: allowlist.into_iter().collect(), session_rules: Mutex::new(HashSet::new()), approver }
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> PermissionMode {
+        self.mode
+    }
+
+    /// Decides what it can without asking anyone.
+    pub fn precheck(&self, tool: &str, mutates: bool) -> Precheck {
+        let needs_policy = mutates || tool == "Task";
+        if !self.allowlist.contains(tool) {
+            return Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::NotAllowed,
+                reason: format!("`{tool}` is not available to this agent"),
+            };
+        }
+        if self.mode == PermissionMode::ReadonlySubagent && needs_policy {
+            return Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::ReadonlyMode,
+                reason: format!("`{tool}` is not allowed: this subagent is read-only and cannot modify files, run commands or delegate"),
+            };
+        }
+        if !needs_policy {
+            return Precheck::Decided { decision: Decision::Allow, source: DecisionSource::ReadOnly, reason: "read-only tool".into() };
+        }
+        if self.session_rules.lock().map(|r| r.contains(tool)).unwrap_or(false) {
+            return Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::SessionRule,
+                reason: format!("`{tool}` was allowed for this session"),
+            };
+        }
+        match action_for(&self.policy, tool) {
+            PolicyAction::Allow => Precheck::Decided { decision: Decision::Allow, source: DecisionSource::Policy, reason: format!("policy allows `{tool}`") },
+            PolicyAction::Deny => Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::Policy,
+                reason: format!("policy denies `{tool}`; ask the person to change the permission policy in Settings"),
+            },
+            PolicyAction::Ask if self.approver.is_none() => Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::NoApprover,
+                reason: format!("`{tool}` needs approval and nobody can answer (headless: pass --allow {})", tool.to_lowercase()),
+            },
+            PolicyAction::Ask => Precheck::Ask,
+        }
+    }
+
+    /// Asks the approver and records a session rule for "allow for session".
+    pub async fn ask(&self, request: ApprovalRequest) -> (Decision, DecisionSource, Option<ApprovalScope>, String) {
+        let Some(approver) = self.approver.clone() else {
+            return (Decision::Deny, DecisionSource::NoApprover, None, "nobody can answer".into());
+        };
+        let tool = request.tool.clone();
+        match approver.approve(request).await {
+            ApprovalAnswer::AllowOnce => (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Once), "approved once".into()),
+            ApprovalAnswer::AllowSession => {
+                if let Ok(mut rules) = self.session_rules.lock() {
+                    rules.insert(tool.clone());
+                }
+                (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Session), format!("`{tool}` approved for this session"))
+            }
+            ApprovalAnswer::Deny => (Decision::Deny, DecisionSource::User, None, "the person denied this call".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all() -> Vec<String> {
+        ["Read", "Edit", "Bash", "Task"].iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn readonly_mode_denies_mutation_and_task_even_when_allowlisted() {
+        let gate = Gate::new(PermissionMode::ReadonlySubagent, Policy { edit: PolicyAction::Allow, write: PolicyAction::Allow, bash: PolicyAction::Allow, task: PolicyAction::Allow }, all(), None);
+        for (tool, mutates) in [("Edit", true), ("Bash", true), ("Task", false)] {
+            match gate.precheck(tool, mutates) {
+                Precheck::Decided { decision, source, .. } => {
+                    assert_eq!(decision, Decision::Deny);
+                    assert_eq!(source, DecisionSource::ReadonlyMode);
+                }
+                other => panic!("{tool}: {other:?}"),
+            }
+        }
+        assert!(matches!(gate.precheck("Read", false), Precheck::Decided { decision: Decision::Allow, .. }));
+    }
+
+    #[tokio::test]
+    async fn ask_then_session_rule() {
+        let gate = Gate::new(PermissionMode::Main, Policy::default(), all(), Some(Arc::new(AlwaysSession)));
+        assert_eq!(gate.precheck("Edit", true), Precheck::Ask);
+        assert_eq!(gate.precheck("Task", false), Precheck::Decided { decision: Decision::Allow, source: DecisionSource::Policy, reason: "policy allows `Task`".into() });
+        let (d, s, scope, _) = gate
+            .ask(ApprovalRequest { session_id: "s".into(), call_id: "c".into(), tool: "Edit".into(), summary: String::new(), arguments: serde_json::Value::Null })
+            .await;
+        assert_eq!((d, s, scope), (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Session)));
+        assert!(matches!(gate.precheck("Edit", true), Precheck::Decided { source: DecisionSource::SessionRule, .. }));
+        assert_eq!(gate.precheck("Bash", true), Precheck::Ask);
+    }
+
+    struct AlwaysSession;
+    #[async_trait]
+    impl Approver for AlwaysSession {
+        async fn approve(&self, _r: ApprovalRequest) -> ApprovalAnswer {
+            ApprovalAnswer::AllowSession
+        }
+    }
+}

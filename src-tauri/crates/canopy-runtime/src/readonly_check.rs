@@ -1,0 +1,66 @@
+//! After-the-fact proof that a read-only subagent changed nothing: a snapshot of the project's files
+//! (size and modification time) before the child runs, compared with one taken after.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+/// Size and mtime of every file the walk sees (`.git/` excluded; ignored files included only if they
+/// are not under an ignored directory, to keep the walk cheap on large trees).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot(BTreeMap<String, (u64, Option<SystemTime>)>);
+
+impl Snapshot {
+    /// Walks the project.
+    pub fn take(root: &Path) -> Snapshot {
+        let mut files = BTreeMap::new();
+        let walk = ignore::WalkBuilder::new(root).hidden(false).git_ignore(true).require_git(false).filter_entry(|e| e.file_name() != ".git").build();
+        for entry in walk.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+            files.insert(rel, (meta.len(), meta.modified().ok()));
+        }
+        Snapshot(files)
+    }
+
+    /// Paths added, removed or modified between `self` (before) and `after`.
+    pub fn changes(&self, after: &Snapshot) -> Vec<String> {
+        let mut out = Vec::new();
+        for (path, meta) in &self.0 {
+            match after.0.get(path) {
+                None => out.push(format!("{path} (removed)")),
+                Some(m) if m != meta => out.push(format!("{path} (modified)")),
+                _ => {}
+            }
+        }
+        for path in after.0.keys() {
+            if !self.0.contains_key(path) {
+                out.push(format!("{path} (added)"));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_added_modified_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        std::fs::write(dir.path().join("b.txt"), "b").unwrap();
+        let before = Snapshot::take(dir.path());
+        assert!(before.changes(&Snapshot::take(dir.path())).is_empty());
+        std::fs::write(dir.path().join("a.txt"), "changed").unwrap();
+        std::fs::remove_file(dir.path().join("b.txt")).unwrap();
+        std::fs::write(dir.path().join("c.txt"), "c").unwrap();
+        let mut changes = before.changes(&Snapshot::take(dir.path()));
+        changes.sort();
+        assert_eq!(changes, ["a.txt (modified)", "b.txt (removed)", "c.txt (added)"]);
+    }
+}

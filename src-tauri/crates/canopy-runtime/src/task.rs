@@ -1,0 +1,322 @@
+//! The subagent launcher and the `Task` tool in front of it. A child gets a fresh history, only its
+//! profile's tools, a read-only gate, its own budgets and trace file (linked to the parent's call),
+//! and runs the same loop. Only its validated result, with evidence checked on disk, goes back.
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use canopy_protocol::{
+    AgentKind, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason, ToolSpec, TraceEvent, Usage, Verdict,
+};
+use canopy_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use serde::Deserialize;
+use serde_json::json;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{run_child, AgentCtx, AgentCtxParts, AgentOutcome};
+use crate::new_id;
+use crate::profiles::{ResultContract, RuntimeProfile};
+use crate::readonly_check::Snapshot;
+use crate::trace_writer::SessionTrace;
+
+/// Arguments of `Task`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TaskArgs {
+    /// Short label (3–8 words) shown in the subagent tree.
+    description: String,
+    /// Self-contained instructions: the subagent sees nothing else.
+    prompt: String,
+    /// Profile name (`explore`, `verify`, or a project profile).
+    subagent_type: String,
+    /// `light` or `main`; defaults to the profile's slot.
+    #[serde(default)]
+    model: Option<ModelSlot>,
+}
+
+/// The `Task` tool of one session.
+pub(crate) struct TaskTool {
+    parent: Weak<AgentCtx>,
+    spec: ToolSpec,
+}
+
+impl TaskTool {
+    pub fn new(parent: Weak<AgentCtx>, profiles: Arc<Vec<RuntimeProfile>>) -> Self {
+        let available: Vec<&RuntimeProfile> = profiles.iter().filter(|p| p.read_only()).collect();
+        let list: Vec<String> = available.iter().map(|p| format!("- `{}`: {}", p.name(), p.description())).collect();
+        let names: Vec<&str> = available.iter().map(|p| p.name()).collect();
+        let spec = ToolSpec {
+            name: "Task".into(),
+            description: format!(
+                "Delegate a self-contained, read-only job (wide searching and reading) to a subagent that runs in a fresh context with its own budget and returns one JSON result (summary, findings, evidence as path:line, unresolved questions). The subagent cannot see this conversation: put everything it needs in `prompt`. Several Task calls in one turn run in parallel.\nAvailable subagent types:\n{}",
+                list.join("\n")
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "description": {"type": "string", "description": "Short label (3-8 words) shown to the person."},
+                    "prompt": {"type": "string", "description": "Complete, self-contained instructions for the subagent."},
+                    "subagent_type": {"type": "string", "enum": names, "description": "Which subagent profile to run."},
+                    "model": {"type": "string", "enum": ["light", "main"], "description": "Optional: override the profile's model slot."}
+                },
+                "required": ["description", "prompt", "subagent_type"],
+                "additionalProperties": false
+            }),
+        };
+        TaskTool { parent, spec }
+    }
+}
+
+#[async_trait]
+impl Tool for TaskTool {
+    fn name(&self) -> &str {
+        "Task"
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn mutates(&self) -> bool {
+        false
+    }
+
+    fn summarize(&self, args: &serde_json::Value) -> String {
+        format!(
+            "Task {}: {}",
+            args.get("subagent_type").and_then(|v| v.as_str()).unwrap_or("?"),
+            args.get("description").and_then(|v| v.as_str()).unwrap_or("")
+        )
+    }
+
+    async fn run(&self, args: serde_json::Value, tctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+        let parent = self.parent.upgrade().ok_or_else(|| ToolError::Failed("the parent session has ended".into()))?;
+        let args: TaskArgs = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+        if args.description.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("`description` must not be empty".into()));
+        }
+        if args.prompt.trim().is_empty() {
+            return Err(ToolError::InvalidArguments("`prompt` must not be empty: the subagent sees nothing but this prompt".into()));
+        }
+        let profile = parent.profiles.iter().find(|p| p.name() == args.subagent_type && p.read_only()).cloned().ok_or_else(|| {
+            let names: Vec<&str> = parent.profiles.iter().filter(|p| p.read_only()).map(|p| p.name()).collect();
+            ToolError::InvalidArguments(format!("unknown subagent_type `{}`; available: {}", args.subagent_type, names.join(", ")))
+        })?;
+        let description = args.description.trim().to_string();
+        let launched = launch(&parent, &tctx.call_id, &description, profile, args.model, args.prompt, &tctx.cancel).await;
+        match launched {
+            Launched::Done { outcome, child_session_id, model_id, fallback, elapsed_ms } => match (&outcome.result, outcome.terminal_reason) {
+                (_, TerminalReason::Cancelled) => {
+                    Err(ToolError::Refused(format!("the subagent `{description}` was cancelled before it finished; it returned no result")))
+                }
+                (Some(result), reason) => Ok(ToolOutput {
+                    content: format_result(&description, &child_session_id, &model_id, fallback, result, reason, &outcome, elapsed_ms),
+                    todos: None,
+                }),
+                (None, reason) => Err(ToolError::Failed(format!(
+                    "the subagent `{description}` ended without a valid result ({}): {}",
+                    reason_str(reason),
+                    outcome.error.as_deref().unwrap_or("no error message")
+                ))),
+            },
+            Launched::NotStarted(e) => Err(e),
+        }
+    }
+}
+
+fn reason_str(r: TerminalReason) -> String {
+    serde_json::to_value(r).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn format_result(
+    description: &str,
+    child: &str,
+    model_id: &str,
+    fallback: bool,
+    result: &SubagentResult,
+    reason: TerminalReason,
+    outcome: &AgentOutcome,
+    elapsed_ms: u64,
+) -> String {
+    let evidence: Vec<serde_json::Value> = result
+        .evidence
+        .iter()
+        .map(|e| json!({"ref": e.raw, "state": e.state, "line_text": e.text}))
+        .collect();
+    let structured = json!({
+        "status": result.status,
+        "summary": result.summary,
+        "findings": result.findings,
+        "evidence": evidence,
+        "unresolved_questions": result.unresolved_questions,
+        "verdict": result.verdict,
+        "reasons": result.reasons,
+    });
+    format!(
+        "{summary}\n\n[subagent \"{description}\" ({child}) on {model_id}{fb}: {status}, ended {reason}, {tools} tool calls, {tokens} tokens, {secs:.1}s. Evidence was checked by the host: only items with state \"valid\" point at real lines.]\n{structured}",
+        summary = result.summary,
+        fb = if fallback { " (light model not configured; ran on main)" } else { "" },
+        status = if result.status == ResultStatus::Partial { "partial" } else { "completed" },
+        reason = reason_str(reason),
+        tools = outcome.tool_calls,
+        tokens = outcome.usage_with_descendants.total(),
+        secs = elapsed_ms as f64 / 1000.0,
+    )
+}
+
+pub(crate) enum Launched {
+    Done { outcome: AgentOutcome, child_session_id: String, model_id: String, fallback: bool, elapsed_ms: u64 },
+    NotStarted(ToolError),
+}
+
+/// Runs one subagent under `parent`, recording the whole life cycle on the parent's trace.
+pub(crate) async fn launch(
+    parent: &Arc<AgentCtx>,
+    tool_call_id: &str,
+    description: &str,
+    profile: RuntimeProfile,
+    model: Option<ModelSlot>,
+    prompt: String,
+    cancel: &CancellationToken,
+) -> Launched {
+    let slot = model.unwrap_or(profile.model());
+    let child_session_id = new_id("s");
+    let run_id = parent.trace.run_id();
+    parent.trace.emit(TraceEvent::SubagentRequested {
+        tool_call_id: tool_call_id.to_string(),
+        child_session_id: child_session_id.clone(),
+        description: description.to_string(),
+        profile: profile.name().to_string(),
+        model_slot: slot,
+        prompt: prompt.clone(),
+    });
+    let requested = Instant::now();
+    let not_started = |error: String, reason: TerminalReason, err: ToolError| {
+        parent.trace.emit(TraceEvent::SubagentFailed {
+            tool_call_id: tool_call_id.to_string(),
+            child_session_id: child_session_id.clone(),
+            error,
+            usage: Usage::default(),
+            tool_calls: 0,
+            elapsed_ms: requested.elapsed().as_millis() as u64,
+            terminal_reason: reason,
+        });
+        Launched::NotStarted(err)
+    };
+    let permit = tokio::select! {
+        p = parent.task_slots.clone().acquire_owned() => match p {
+            Ok(p) => p,
+            Err(_) => return not_started("the subagent pool is closed".into(), TerminalReason::Cancelled, ToolError::Cancelled),
+        },
+        _ = cancel.cancelled() => {
+            parent.trace.emit(TraceEvent::SubagentCancelled {
+                tool_call_id: tool_call_id.to_string(),
+                child_session_id: child_session_id.clone(),
+                usage: Usage::default(),
+                tool_calls: 0,
+                elapsed_ms: 0,
+            });
+            return Launched::NotStarted(ToolError::Cancelled);
+        }
+    };
+    let model = match parent.runtime.models.resolve(slot) {
+        Ok(m) => m,
+        Err(e) => return not_started(e.to_string(), TerminalReason::ModelError, ToolError::Failed(e.to_string())),
+    };
+    let trace = match SessionTrace::create(parent.trace.bus().clone(), child_session_id.clone(), Some(parent.session_id.clone()), run_id.clone()) {
+        Ok(t) => t,
+        Err(e) => return not_started(e.to_string(), TerminalReason::ModelError, ToolError::Failed(e.to_string())),
+    };
+    let model_info = model.info.clone();
+    let child = AgentCtx::build(AgentCtxParts {
+        runtime: parent.runtime.clone(),
+        session_id: child_session_id.clone(),
+        agent: AgentKind::Subagent,
+        parent: Some(ParentLink { session_id: parent.session_id.clone(), run_id, tool_call_id: tool_call_id.to_string() }),
+        description: Some(description.to_string()),
+        profile: profile.clone(),
+        model,
+        trace,
+        mode: PermissionMode::ReadonlySubagent,
+        approver: None,
+        project_root: parent.project_root.clone(),
+        profiles: parent.profiles.clone(),
+        task_slots: parent.task_slots.clone(),
+    });
+    child.emit_session_started();
+    parent.trace.emit(TraceEvent::SubagentStarted {
+        tool_call_id: tool_call_id.to_string(),
+        child_session_id: child_session_id.clone(),
+        profile: profile.name().to_string(),
+        model: model_info.clone(),
+        budgets: child.budgets(),
+    });
+    let token = cancel.child_token();
+    parent.runtime.register(&child, token.clone());
+    let root = parent.project_root.clone();
+    let before = tokio::task::spawn_blocking(move || Snapshot::take(&root)).await.ok();
+    let started = Instant::now();
+    let outcome = run_child(&child, prompt, token).await;
+    let elapsed_ms = started.elapsed().as_millis() as u64;
+    parent.runtime.unregister(&child_session_id);
+    drop(permit);
+    if let Some(before) = before {
+        let root = parent.project_root.clone();
+        if let Ok(after) = tokio::task::spawn_blocking(move || Snapshot::take(&root)).await {
+            let changed = before.changes(&after);
+            if !changed.is_empty() {
+                child.trace.emit(TraceEvent::ReadonlyViolation { changed: changed.clone() });
+                parent.trace.emit(TraceEvent::ReadonlyViolation { changed });
+            }
+        }
+    }
+    parent.add_descendant_usage(&outcome.usage_with_descendants);
+    let base = (tool_call_id.to_string(), child_session_id.clone());
+    match (&outcome.result, outcome.terminal_reason) {
+        (_, TerminalReason::Cancelled) => parent.trace.emit(TraceEvent::SubagentCancelled {
+            tool_call_id: base.0,
+            child_session_id: base.1,
+            usage: outcome.usage_with_descendants,
+            tool_calls: outcome.tool_calls,
+            elapsed_ms,
+        }),
+        (Some(result), reason) => parent.trace.emit(TraceEvent::SubagentCompleted {
+            tool_call_id: base.0,
+            child_session_id: base.1,
+            result: result.clone(),
+            usage: outcome.usage_with_descendants,
+            tool_calls: outcome.tool_calls,
+            elapsed_ms,
+            terminal_reason: reason,
+        }),
+        (None, reason) => parent.trace.emit(TraceEvent::SubagentFailed {
+            tool_call_id: base.0,
+            child_session_id: base.1,
+            error: outcome.error.clone().unwrap_or_else(|| "no result".into()),
+            usage: outcome.usage_with_descendants,
+            tool_calls: outcome.tool_calls,
+            elapsed_ms,
+            terminal_reason: reason,
+        }),
+    }
+    Launched::Done { outcome, child_session_id, model_id: model_info.model_id, fallback: model_info.fallback, elapsed_ms }
+}
+
+/// The verification gate: runs the `verify` profile on the main agent's answer. Returns the reasons
+/// when the verdict is FAIL, `None` otherwise (including when verification could not run).
+pub(crate) async fn verify_answer(parent: &Arc<AgentCtx>, request: &str, answer: &str, cancel: &CancellationToken) -> Option<Vec<String>> {
+    let profile = parent.profiles.iter().find(|p| p.name() == "verify" && p.contract() == ResultContract::Verify).cloned()?;
+    let prompt = format!(
+        "Check this answer against the project files.\n\nThe person asked:\n{request}\n\nThe agent answered:\n{answer}\n\nVerify every concrete claim you can (files, lines, behaviour). Return your verdict."
+    );
+    let call_id = new_id("verify");
+    match launch(parent, &call_id, "Verify the final answer", profile, None, prompt, cancel).await {
+        Launched::Done { outcome, .. } => match outcome.result {
+            Some(SubagentResult { verdict: Some(Verdict::Fail), reasons, .. }) => Some(reasons),
+            _ => None,
+        },
+        Launched::NotStarted(_) => None,
+    }
+}
