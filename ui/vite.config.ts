@@ -1,4 +1,4 @@
-import { defineConfig } from 'vite';
+import { defineConfig } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
 // Tauri serves the built files; the dev server port is fixed so tauri.conf.json's devUrl can point at it.

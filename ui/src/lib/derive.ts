@@ -117,8 +117,8 @@ export function evidenceView(e: CheckedEvidence): EvidenceView {
 
 /** Prices in currency units per million tokens; `null` when unknown. */
 export interface SlotPrice {
-  input_per_mtok: number | null;
-  output_per_mtok: number | null;
+  input_price_per_mtok: number | null;
+  output_price_per_mtok: number | null;
 }
 
 /** Cost of a subtree's tokens, or null when any slot that served tokens has no price. */
@@ -128,8 +128,8 @@ export function costOf(t: SlotTokens, prices: Partial<Record<'main' | 'light', S
     const used = t[slot];
     if (used.input + used.output === 0) continue;
     const p = prices[slot];
-    if (p == null || p.input_per_mtok == null || p.output_per_mtok == null) return null;
-    total += (used.input * p.input_per_mtok + used.output * p.output_per_mtok) / 1_000_000;
+    if (p == null || p.input_price_per_mtok == null || p.output_price_per_mtok == null) return null;
+    total += (used.input * p.input_price_per_mtok + used.output * p.output_price_per_mtok) / 1_000_000;
   }
   return total;
 }

@@ -176,8 +176,8 @@ describe('evidence display', () => {
 describe('cost', () => {
   it('prices each slot and is unknown when a used slot has no price', () => {
     const t = { main: { input: 1_000_000, output: 100_000 }, light: { input: 0, output: 0 } };
-    expect(costOf(t, { main: { input_per_mtok: 3, output_per_mtok: 15 } })).toBeCloseTo(4.5);
-    expect(costOf(t, { light: { input_per_mtok: 1, output_per_mtok: 1 } })).toBeNull();
+    expect(costOf(t, { main: { input_price_per_mtok: 3, output_price_per_mtok: 15 } })).toBeCloseTo(4.5);
+    expect(costOf(t, { light: { input_price_per_mtok: 1, output_price_per_mtok: 1 } })).toBeNull();
   });
 });
 

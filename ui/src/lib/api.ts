@@ -1,0 +1,134 @@
+//! Typed wrappers over every command in docs/commands.md. Inside Tauri they call `invoke`; in a plain
+//! browser (`npm run dev`, screenshots) a fake backend replays a bundled demo run instead.
+
+import { Channel, invoke } from '@tauri-apps/api/core';
+import type {
+  ApprovalAnswer,
+  CommandError,
+  ConnectionTest,
+  FileWindow,
+  KeyStatus,
+  ModelSlot,
+  OllamaDetection,
+  OnEvents,
+  ProjectInfo,
+  RecentProject,
+  RunHandle,
+  SessionSummary,
+  Settings,
+  TraceRecord,
+} from './types';
+
+/** A command failure with the backend's stable `code` (e.g. `invalid_settings`, `outside_project`). */
+export class ApiError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+    this.name = 'ApiError';
+  }
+}
+
+export function toApiError(e: unknown): ApiError {
+  if (e instanceof ApiError) return e;
+  if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
+    const ce = e as CommandError;
+    return new ApiError(String(ce.code), String(ce.message));
+  }
+  if (e instanceof Error) return new ApiError('internal', e.message);
+  return new ApiError('internal', String(e));
+}
+
+/** For `invalid_settings`: the field (dotted path) and reason, from a "field: reason" message. */
+export function invalidField(err: ApiError): { field: string; reason: string } | null {
+  if (err.code !== 'invalid_settings') return null;
+  const i = err.message.indexOf(': ');
+  if (i < 0) return { field: '', reason: err.message };
+  return { field: err.message.slice(0, i), reason: err.message.slice(i + 2) };
+}
+
+export interface Backend {
+  readonly kind: 'tauri' | 'demo';
+  openProject(path: string): Promise<ProjectInfo>;
+  currentProject(): Promise<ProjectInfo | null>;
+  listRecentProjects(): Promise<RecentProject[]>;
+  forgetProject(path: string): Promise<void>;
+  pickFolder(): Promise<string | null>;
+  startRun(prompt: string, onEvents: OnEvents): Promise<RunHandle>;
+  sendMessage(sessionId: string, prompt: string, onEvents: OnEvents): Promise<RunHandle>;
+  cancelRun(sessionId: string): Promise<void>;
+  cancelNode(sessionId: string): Promise<void>;
+  answerApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>;
+  listSessions(): Promise<SessionSummary[]>;
+  loadSession(sessionId: string): Promise<TraceRecord[]>;
+  deleteSession(sessionId: string): Promise<void>;
+  readProjectFile(path: string, startLine?: number, endLine?: number): Promise<FileWindow>;
+  revealFile(path: string): Promise<void>;
+  openInEditor(path: string): Promise<void>;
+  getSettings(): Promise<Settings>;
+  saveSettings(settings: Settings): Promise<Settings>;
+  testConnection(slot: ModelSlot): Promise<ConnectionTest>;
+  listModels(slot: ModelSlot): Promise<string[]>;
+  detectOllama(): Promise<OllamaDetection>;
+  setApiKey(slot: ModelSlot, key: string): Promise<void>;
+  deleteApiKey(slot: ModelSlot): Promise<void>;
+  apiKeyStatus(slot: ModelSlot): Promise<KeyStatus>;
+}
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw toApiError(e);
+  }
+}
+
+function channel(onEvents: OnEvents): Channel<TraceRecord[]> {
+  const ch = new Channel<TraceRecord[]>();
+  ch.onmessage = (batch) => onEvents(batch);
+  return ch;
+}
+
+export const tauriBackend: Backend = {
+  kind: 'tauri',
+  openProject: (path) => call('open_project', { path }),
+  currentProject: () => call('current_project'),
+  listRecentProjects: () => call('list_recent_projects'),
+  forgetProject: (path) => call('forget_project', { path }),
+  pickFolder: async () => {
+    const { open } = await import('@tauri-apps/plugin-dialog');
+    const picked = await open({ directory: true, multiple: false, title: 'Open a project folder' });
+    return typeof picked === 'string' ? picked : null;
+  },
+  startRun: (prompt, onEvents) => call('start_run', { prompt, onEvent: channel(onEvents) }),
+  sendMessage: (sessionId, prompt, onEvents) =>
+    call('send_message', { sessionId, prompt, onEvent: channel(onEvents) }),
+  cancelRun: (sessionId) => call('cancel_run', { sessionId }),
+  cancelNode: (sessionId) => call('cancel_node', { sessionId }),
+  answerApproval: (sessionId, callId, answer) => call('answer_approval', { sessionId, callId, answer }),
+  listSessions: () => call('list_sessions'),
+  loadSession: (sessionId) => call('load_session', { sessionId }),
+  deleteSession: (sessionId) => call('delete_session', { sessionId }),
+  readProjectFile: (path, startLine, endLine) => call('read_project_file', { path, startLine, endLine }),
+  revealFile: (path) => call('reveal_file', { path }),
+  openInEditor: (path) => call('open_in_editor', { path }),
+  getSettings: () => call('get_settings'),
+  saveSettings: (settings) => call('save_settings', { settings }),
+  testConnection: (slot) => call('test_connection', { slot }),
+  listModels: (slot) => call('list_models', { slot }),
+  detectOllama: () => call('detect_ollama'),
+  setApiKey: (slot, key) => call('set_api_key', { slot, key }),
+  deleteApiKey: (slot) => call('delete_api_key', { slot }),
+  apiKeyStatus: (slot) => call('api_key_status', { slot }),
+};
+
+export function inTauri(): boolean {
+  return typeof window !== 'undefined' && '__TAURI_INTERNALS__' in window;
+}
+
+/** The real backend inside Tauri, otherwise the demo backend (loaded lazily so it stays out of the way). */
+export async function pickBackend(): Promise<Backend> {
+  if (inTauri()) return tauriBackend;
+  const { createFakeBackend } = await import('./fake');
+  return createFakeBackend();
+}
