@@ -6,11 +6,20 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use canopy_protocol::{FinishReason, Message, ProviderKind, SecretString, ToolCall, ToolSpec, Usage};
+use canopy_protocol::{
+    FinishReason, Message, ProviderKind, SecretString, ToolCall, ToolSpec, Usage,
+};
 use tokio_util::sync::CancellationToken;
 
+mod anthropic;
 mod error;
+mod openai;
+mod retry;
+mod sse;
+
+pub use anthropic::AnthropicClient;
 pub use error::ProviderError;
+pub use openai::OpenAiClient;
 
 /// Everything needed to reach one model.
 #[derive(Debug, Clone)]
@@ -136,7 +145,51 @@ pub trait ModelClient: Send + Sync {
 }
 
 /// Builds the client for a config.
-pub fn client_for(config: ProviderConfig) -> Result<std::sync::Arc<dyn ModelClient>, ProviderError> {
-    let _ = config;
-    Err(ProviderError::Protocol("not implemented yet".into()))
+pub fn client_for(
+    config: ProviderConfig,
+) -> Result<std::sync::Arc<dyn ModelClient>, ProviderError> {
+    let base = config.base_url.trim();
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(ProviderError::BadRequest {
+            status: 0,
+            message: format!("base URL {base:?} must start with http:// or https://"),
+        });
+    }
+    if config.model.trim().is_empty() {
+        return Err(ProviderError::BadRequest {
+            status: 0,
+            message: "no model id configured".into(),
+        });
+    }
+    Ok(match config.kind {
+        ProviderKind::Openai => std::sync::Arc::new(OpenAiClient::new(config)?),
+        ProviderKind::Anthropic => std::sync::Arc::new(AnthropicClient::new(config)?),
+    })
+}
+
+/// About four bytes per token: the estimate used when a provider reports no usage.
+pub(crate) fn estimate_tokens(bytes: usize) -> u64 {
+    bytes.div_ceil(4) as u64
+}
+
+/// Reads `{"data": [{"id": …}, …]}`, the model-list shape of both APIs.
+pub(crate) async fn parse_model_list(
+    response: reqwest::Response,
+    config: &ProviderConfig,
+) -> Result<Vec<ModelListing>, ProviderError> {
+    let body = tokio::time::timeout(config.idle_timeout, response.text())
+        .await
+        .map_err(|_| ProviderError::IdleTimeout(config.idle_timeout))?
+        .map_err(|e| ProviderError::Network(format!("reading the model list failed: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&body)
+        .map_err(|e| ProviderError::Protocol(format!("model list is not JSON: {e}")))?;
+    let data = value
+        .get("data")
+        .and_then(|d| d.as_array())
+        .ok_or_else(|| ProviderError::Protocol("model list has no `data` array".into()))?;
+    Ok(data
+        .iter()
+        .filter_map(|m| m.get("id").and_then(|id| id.as_str()))
+        .map(|id| ModelListing { id: id.to_string() })
+        .collect())
 }
