@@ -1,2 +1,259 @@
-//! canopy-cli
-fn main() {}
+//! `canopy-cli`: the headless host of the Canopy runtime. `run` drives the main agent in a project
+//! (progress on stderr, the answer on stdout), `trace show` prints a recorded session tree, and
+//! `models check` calls each configured model slot once.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+
+use canopy_config::{apply_env_overrides, KeyringStore, SecretStore, Settings, SettingsStore};
+use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
+use canopy_providers::{ModelRequest, StreamDelta};
+use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels};
+use canopy_runtime::trace_reader::{self, SessionNode};
+use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+mod render;
+
+#[derive(Parser)]
+#[command(name = "canopy-cli", version, about = "Headless Canopy: a code agent whose subagents you can watch")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the main agent on a prompt in a project folder.
+    Run {
+        /// The project folder.
+        #[arg(long)]
+        project: PathBuf,
+        /// Where trace files go (default: the app's data dir, per project).
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
+        /// Tools allowed without asking, comma-separated: edit, write, bash (others that need approval are denied).
+        #[arg(long, value_delimiter = ',')]
+        allow: Vec<String>,
+        /// Print a JSON summary instead of the answer.
+        #[arg(long)]
+        json: bool,
+        /// The prompt.
+        prompt: String,
+    },
+    /// Inspect recorded traces.
+    Trace {
+        #[command(subcommand)]
+        command: TraceCommand,
+    },
+    /// Check the configured model slots.
+    Models {
+        #[command(subcommand)]
+        command: ModelsCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum TraceCommand {
+    /// Print the session tree of a recorded run (a trace file, or a folder of them).
+    Show {
+        /// A `.jsonl` trace file or a trace folder.
+        path: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum ModelsCommand {
+    /// Call each configured slot once and say what works.
+    Check,
+}
+
+fn load_settings() -> Result<(Settings, Vec<String>), String> {
+    let store = SettingsStore::at_default_location().map_err(|e| e.to_string())?;
+    let (mut settings, report) = store.load();
+    let mut notes = report.warnings;
+    let env = |k: &str| std::env::var(k).ok();
+    let overridden = apply_env_overrides(&mut settings, &env).map_err(|e| e.to_string())?;
+    if !overridden.is_empty() {
+        notes.push(format!("environment overrides: {}", overridden.join(", ")));
+    }
+    Ok((settings, notes))
+}
+
+fn secret_store() -> Arc<dyn SecretStore> {
+    Arc::new(KeyringStore::new())
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run { project, trace_dir, allow, json, prompt } => run(project, trace_dir, allow, json, prompt).await,
+        Command::Trace { command: TraceCommand::Show { path } } => trace_show(&path),
+        Command::Models { command: ModelsCommand::Check } => models_check().await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("canopy-cli: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
+    allow
+        .iter()
+        .map(|a| match a.trim().to_ascii_lowercase().as_str() {
+            "edit" => Ok("Edit".to_string()),
+            "write" => Ok("Write".to_string()),
+            "bash" => Ok("Bash".to_string()),
+            "task" => Ok("Task".to_string()),
+            other => Err(format!("--allow: unknown tool `{other}` (use edit, write, bash, task)")),
+        })
+        .collect()
+}
+
+async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, json: bool, prompt: String) -> Result<ExitCode, String> {
+    let allowed = allowed_tools(&allow)?;
+    let (settings, notes) = load_settings()?;
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    let root = project.canonicalize().map_err(|e| format!("project folder {}: {e}", project.display()))?;
+    let trace_dir = match trace_dir {
+        Some(d) => d,
+        None => canopy_config::trace_dir_for_project(&root).map_err(|e| e.to_string())?,
+    };
+    let models = ConfiguredModels::new(settings.clone(), env_snapshot(), secret_store());
+    let secrets = models.secrets();
+    let runtime = Runtime::new(runtime_settings(&settings), Arc::new(models), secrets);
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
+    let session = runtime
+        .start_session(SessionOptions { project_root: root, trace_dir: trace_dir.clone(), approver: Some(Arc::new(FlagApprover::new(allowed))), events: tx })
+        .map_err(|e| e.to_string())?;
+    let root_id = session.session_id().to_string();
+    let printer = tokio::spawn(async move {
+        let mut p = render::Progress::new(root_id);
+        while let Some(r) = rx.recv().await {
+            p.print(&r);
+        }
+    });
+    let ctrl_c_session = session.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c_session.cancel("user (Ctrl-C)");
+        }
+    });
+    let outcome = session.run(prompt).await.map_err(|e| e.to_string())?;
+    let trace_path = session.trace_path();
+    drop(session);
+    drop(runtime);
+    let _ = printer.await;
+    if json {
+        let summary = serde_json::json!({
+            "session_id": trace_path.file_stem().and_then(|s| s.to_str()),
+            "run_id": outcome.run_id,
+            "terminal_reason": outcome.terminal_reason,
+            "final_text": outcome.final_text,
+            "error": outcome.error,
+            "usage": outcome.usage,
+            "trace_file": trace_path,
+            "trace_dir": trace_dir,
+        });
+        println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+    } else {
+        if let Some(text) = &outcome.final_text {
+            println!("{text}");
+        }
+        if let Some(err) = &outcome.error {
+            eprintln!("error: {err}");
+        }
+        eprintln!("trace: {}", trace_path.display());
+    }
+    Ok(if outcome.terminal_reason == TerminalReason::Completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn trace_show(path: &Path) -> Result<ExitCode, String> {
+    let (dir, only) = if path.is_dir() {
+        (path.to_path_buf(), None)
+    } else {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+        let stem = path.file_stem().and_then(|s| s.to_str()).map(str::to_string);
+        if !path.exists() {
+            return Err(format!("no trace file at {}", path.display()));
+        }
+        (dir, stem)
+    };
+    let trees = trace_reader::read_trees(&dir);
+    let selected: Vec<&SessionNode> = match &only {
+        Some(id) => {
+            fn find<'a>(n: &'a SessionNode, id: &str) -> Option<&'a SessionNode> {
+                if n.session_id == id {
+                    return Some(n);
+                }
+                n.children.iter().find_map(|c| find(c, id))
+            }
+            trees.iter().filter_map(|t| find(t, id)).collect()
+        }
+        None => trees.iter().collect(),
+    };
+    if selected.is_empty() {
+        return Err(format!("no sessions found in {}", path.display()));
+    }
+    for tree in selected {
+        print!("{}", render::tree(tree));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn models_check() -> Result<ExitCode, String> {
+    let (settings, notes) = load_settings()?;
+    for n in notes {
+        eprintln!("note: {n}");
+    }
+    let models = ConfiguredModels::new(settings.clone(), env_snapshot(), secret_store());
+    let mut all_ok = true;
+    for slot in [ModelSlot::Main, ModelSlot::Light] {
+        let label = slot.as_str();
+        let resolved = match models.resolve(slot) {
+            Ok(r) => r,
+            Err(e) => {
+                all_ok = false;
+                println!("{label}: NOT USABLE — {e}");
+                continue;
+            }
+        };
+        let info = &resolved.info;
+        let fallback = if info.fallback { " (light not configured: uses main)" } else { "" };
+        let request = ModelRequest {
+            system: "Reply with the single word: ok".into(),
+            messages: vec![canopy_protocol::Message::user("ping")],
+            tools: Vec::new(),
+            allow_tool_calls: false,
+            max_tokens: 16,
+            temperature: None,
+        };
+        let started = Instant::now();
+        let noop = |_: StreamDelta| {};
+        match resolved.client.complete(&request, &noop, &CancellationToken::new()).await {
+            Ok(resp) => println!(
+                "{label}: OK — {} {} at {} answered in {} ms (reported model: {}){fallback}",
+                info.provider.as_str(),
+                info.model_id,
+                info.base_url,
+                started.elapsed().as_millis(),
+                resp.model
+            ),
+            Err(e) => {
+                all_ok = false;
+                println!("{label}: FAILED — {} {} at {}: {e}{fallback}", info.provider.as_str(), info.model_id, info.base_url);
+            }
+        }
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+

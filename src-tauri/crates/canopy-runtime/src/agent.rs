@@ -661,6 +661,15 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
         Message::ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error: status != ToolStatus::Ok }
     };
     let Some(tool) = tool else {
+        // A real tool this session does not have (Bash in a read-only subagent) is a permission
+        // decision worth recording, not a typo.
+        let global = ctx.runtime.tools.iter().find(|t| t.name() == call.name).map(|t| t.mutates()).or((call.name == "Task").then_some(false));
+        if let Some(mutates) = global {
+            if let Precheck::Decided { decision: Decision::Deny, source, reason } = ctx.gate.precheck(&call.name, mutates) {
+                ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision: Decision::Deny, source, scope: None, reason: reason.clone() });
+                return done(ToolStatus::Denied, format!("Permission denied: {reason}."));
+            }
+        }
         let names: Vec<&str> = ctx.tools.iter().map(|t| t.name()).collect();
         return done(ToolStatus::Error, format!("Error: unknown tool `{}`. Available tools: {}.", call.name, names.join(", ")));
     };

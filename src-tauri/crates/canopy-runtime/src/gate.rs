@@ -120,18 +120,19 @@ impl Gate {
     /// Decides what it can without asking anyone.
     pub fn precheck(&self, tool: &str, mutates: bool) -> Precheck {
         let needs_policy = mutates || tool == "Task";
-        if !self.allowlist.contains(tool) {
-            return Precheck::Decided {
-                decision: Decision::Deny,
-                source: DecisionSource::NotAllowed,
-                reason: format!("`{tool}` is not available to this agent"),
-            };
-        }
+        // The read-only check comes first so it holds even for a tool that was wrongly allowlisted.
         if self.mode == PermissionMode::ReadonlySubagent && needs_policy {
             return Precheck::Decided {
                 decision: Decision::Deny,
                 source: DecisionSource::ReadonlyMode,
                 reason: format!("`{tool}` is not allowed: this subagent is read-only and cannot modify files, run commands or delegate"),
+            };
+        }
+        if !self.allowlist.contains(tool) {
+            return Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::NotAllowed,
+                reason: format!("`{tool}` is not available to this agent"),
             };
         }
         if !needs_policy {
