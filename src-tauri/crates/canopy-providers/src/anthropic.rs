@@ -285,10 +285,12 @@ impl Accumulator {
                             .unwrap_or("");
                         match self.blocks.get_mut(&index) {
                             Some(Block::Tool { json, .. }) => json.push_str(piece),
-                            _ => return Err(ProviderError::Protocol(format!(
+                            _ => {
+                                return Err(ProviderError::Protocol(format!(
                                 "input_json_delta for block {index}, which is not a tool_use block"
                             ))
-                            .into()),
+                                .into())
+                            }
                         }
                     }
                     // Thinking, signatures, citations: not part of the visible turn.
