@@ -50,8 +50,8 @@ export function fmtDuration(ms: number): string {
   if (s < 60) return `${Math.floor(s)}s`;
   const m = Math.floor(s / 60);
   const rest = Math.floor(s % 60);
-  if (m < 60) return `${m}m ${String(rest).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+  if (m < 60) return rest === 0 ? `${m}m` : `${m}m ${String(rest).padStart(2, '0')}s`;
+  return m % 60 === 0 ? `${Math.floor(m / 60)}h` : `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
 }
 
 /** Wall time of a node: live while it runs (`now`), fixed once it ended. */
