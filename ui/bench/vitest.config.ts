@@ -1,0 +1,5 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: { include: ['bench/**/*.bench.test.ts'], environment: 'node', testTimeout: 120_000 },
+});
