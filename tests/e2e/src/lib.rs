@@ -1,1 +1,157 @@
-//! End-to-end tests live in tests/.
+//! Shared set-up for the end-to-end tests: a fixture project on disk, settings pointing both model
+//! slots at the scripted loopback server, and a runner that collects every live trace record.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_protocol::{ModelSlot, ProviderKind, SecretString, TraceEvent, TraceRecord};
+use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
+use canopy_runtime::{ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions};
+use canopy_test_support::MockServer;
+
+/// The API key the scripted server demands in these tests.
+pub const TEST_KEY: &str = "sk-test-e2e-0123456789abcdefSECRET";
+
+/// A small project: an auth module, a config file, a README and an ignored build folder.
+pub fn fixture_project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("src")).expect("mkdir");
+    std::fs::write(
+        root.join("src/auth.rs"),
+        "use crate::config::Config;\n\npub fn login(user: &str, password: &str) -> bool {\n    check_password(user, password)\n}\n\nfn check_password(_user: &str, password: &str) -> bool {\n    !password.is_empty()\n}\n",
+    )
+    .expect("write");
+    std::fs::write(root.join("src/config.rs"), "pub struct Config {\n    pub session_timeout_secs: u64,\n}\n").expect("write");
+    std::fs::write(root.join("README.md"), "# Fixture\n\nA tiny project with a login function.\n").expect("write");
+    std::fs::write(root.join(".gitignore"), "target/\n").expect("write");
+    std::fs::create_dir_all(root.join("target")).expect("mkdir");
+    std::fs::write(root.join("target/junk.rs"), "pub fn login_in_build_output() {}\n").expect("write");
+    dir
+}
+
+/// Settings with the main slot (and optionally a light slot) on the scripted server.
+pub fn settings_for(server: &MockServer, provider: ProviderKind, with_light: bool) -> Settings {
+    let base = match provider {
+        ProviderKind::Openai => server.openai_base_url(),
+        ProviderKind::Anthropic => server.anthropic_base_url(),
+    };
+    let slot = |model: &str| ModelSlotConfig {
+        provider,
+        base_url: base.clone(),
+        model: model.to_string(),
+        context_window: 200_000,
+        input_price_per_mtok: None,
+        output_price_per_mtok: None,
+        max_output_tokens: 4_096,
+    };
+    Settings { main: slot("mock-main"), light: with_light.then(|| slot("mock-light")), ..Settings::default() }
+}
+
+/// A key store holding the test key for both slots.
+pub fn key_store() -> Arc<dyn SecretStore> {
+    let store = MemoryStore::new();
+    store.set(ModelSlot::Main, &SecretString::new(TEST_KEY)).expect("set key");
+    store.set(ModelSlot::Light, &SecretString::new(TEST_KEY)).expect("set key");
+    Arc::new(store)
+}
+
+/// A runtime over `settings`, with `adjust` applied to the runtime settings.
+pub fn runtime(settings: &Settings, adjust: impl FnOnce(&mut RuntimeSettings)) -> Arc<Runtime> {
+    let models = ConfiguredModels::new(settings.clone(), Default::default(), key_store());
+    let secrets = models.secrets();
+    let mut rs = runtime_settings(settings);
+    adjust(&mut rs);
+    Runtime::new(rs, Arc::new(models), secrets)
+}
+
+/// Answers approvals from a fixed list per tool and remembers what it was asked.
+#[derive(Default)]
+pub struct ScriptedApprover {
+    answers: Vec<(String, ApprovalAnswer)>,
+    /// Requests seen, in order.
+    pub asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl ScriptedApprover {
+    /// Answers `answer` for `tool`; anything else is denied.
+    pub fn new(answers: &[(&str, ApprovalAnswer)]) -> Arc<Self> {
+        Arc::new(ScriptedApprover { answers: answers.iter().map(|(t, a)| (t.to_string(), *a)).collect(), asked: Mutex::new(Vec::new()) })
+    }
+}
+
+#[async_trait]
+impl Approver for ScriptedApprover {
+    async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer {
+        let answer = self.answers.iter().find(|(t, _)| *t == request.tool).map(|(_, a)| *a).unwrap_or(ApprovalAnswer::Deny);
+        self.asked.lock().expect("lock").push(request);
+        answer
+    }
+}
+
+/// What a run left behind.
+pub struct Ran {
+    /// The run's outcome.
+    pub outcome: RunOutcome,
+    /// Every live record, in arrival order.
+    pub records: Vec<TraceRecord>,
+    /// The root session id.
+    pub root: String,
+    /// The trace folder.
+    pub trace_dir: PathBuf,
+}
+
+impl Ran {
+    /// Records of one session.
+    pub fn of(&self, session: &str) -> Vec<&TraceRecord> {
+        self.records.iter().filter(|r| r.session_id == session).collect()
+    }
+
+    /// Events of one session.
+    pub fn events(&self, session: &str) -> Vec<&TraceEvent> {
+        self.of(session).into_iter().map(|r| &r.event).collect()
+    }
+
+    /// Child session ids in the order they were requested.
+    pub fn children(&self) -> Vec<String> {
+        self.records
+            .iter()
+            .filter_map(|r| match &r.event {
+                TraceEvent::SubagentRequested { child_session_id, .. } if r.session_id == self.root => Some(child_session_id.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Starts a session in `project`, runs `prompt`, and collects the live stream. `on_record` sees each
+/// record as it arrives (tests use it to cancel a node mid-run).
+pub async fn run_prompt(
+    runtime: &Arc<Runtime>,
+    project: &Path,
+    trace_dir: &Path,
+    approver: Option<Arc<dyn Approver>>,
+    prompt: &str,
+    on_record: impl Fn(&TraceRecord, &Arc<Runtime>) + Send + 'static,
+) -> Ran {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = runtime
+        .start_session(SessionOptions { project_root: project.to_path_buf(), trace_dir: trace_dir.to_path_buf(), approver, events: tx })
+        .expect("start session");
+    let root = session.session_id().to_string();
+    let rt = runtime.clone();
+    let collector = tokio::spawn(async move {
+        let mut out = Vec::new();
+        while let Some(r) = rx.recv().await {
+            on_record(&r, &rt);
+            out.push(r);
+        }
+        out
+    });
+    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), session.run(prompt.to_string())).await.expect("run finished in time").expect("run");
+    drop(session);
+    let records = tokio::time::timeout(std::time::Duration::from_secs(10), collector).await.expect("stream closed").expect("collector");
+    Ran { outcome, records, root, trace_dir: trace_dir.to_path_buf() }
+}
