@@ -1,6 +1,9 @@
 //! Both clients against the scripted loopback server: streaming, tool calls, usage, retries, faults,
 //! timeouts, cancellation, error mapping, and the request shapes the server validates.
 
+// Test helpers outside `#[test]` functions may panic on setup failures too.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
