@@ -104,7 +104,8 @@ pub enum StreamDelta {
         /// Tool name.
         name: String,
     },
-    /// The call failed transiently and will be retried after `delay`.
+    /// The call failed transiently and will be retried after `delay`. Text and tool calls streamed
+    /// before it are void: the retry streams the turn again from the start.
     Retrying {
         /// 1-based retry number.
         attempt: u32,

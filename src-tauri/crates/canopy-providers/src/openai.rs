@@ -393,6 +393,31 @@ mod tests {
     }
 
     #[test]
+    fn missing_usage_is_estimated_from_sizes() {
+        let mut acc = Accumulator::default();
+        acc.feed(
+            r#"{"choices":[{"index":0,"delta":{"content":"12345678"}}]}"#,
+            &|_| {},
+        )
+        .unwrap();
+        acc.feed(
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            &|_| {},
+        )
+        .unwrap();
+        assert!(acc.feed("[DONE]", &|_| {}).unwrap());
+        let r = acc.finish("m", 400).unwrap();
+        assert_eq!(
+            r.usage,
+            Usage {
+                input_tokens: 100,
+                output_tokens: 2,
+                estimated: true
+            }
+        );
+    }
+
+    #[test]
     fn unfinished_stream_is_an_error() {
         let mut acc = Accumulator::default();
         acc.feed(
