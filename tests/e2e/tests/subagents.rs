@@ -118,6 +118,15 @@ async fn two_parallel_explore_children_return_checked_evidence() {
         other => panic!("{other:?}"),
     }
 
+    // Real traces for the UI's reducer tests: `CANOPY_FIXTURE_OUT=tests/fixtures/traces/parallel-explore`.
+    if let Ok(out) = std::env::var("CANOPY_FIXTURE_OUT") {
+        std::fs::create_dir_all(&out).expect("mkdir");
+        for entry in std::fs::read_dir(traces.path()).expect("dir") {
+            let path = entry.expect("entry").path();
+            std::fs::copy(&path, std::path::Path::new(&out).join(path.file_name().expect("name"))).expect("copy");
+        }
+    }
+
     // The tree reads back from disk.
     let trees = trace_reader::read_trees(traces.path());
     assert_eq!(trees.len(), 1);

@@ -134,9 +134,17 @@ pub(crate) async fn compact(ctx: &AgentCtx, history: &mut Vec<Message>, st: &mut
         return Err("the summariser returned nothing".into());
     }
     let messages_before = history.len() as u32;
+    // The person's words are kept verbatim: a summary may lose the exact request.
+    let latest_request = history[..cut].iter().rev().find_map(|m| match m {
+        Message::User { text } if !text.starts_with("Host notice") && !text.starts_with("[Summary of the earlier") => Some(text.clone()),
+        _ => None,
+    });
     let tail: Vec<Message> = history.drain(cut..).collect();
     history.clear();
     let mut head = format!("[Summary of the earlier conversation, written when it was compacted]\n{summary}\n[End of summary]");
+    if let Some(request) = latest_request {
+        head.push_str(&format!("\n\nThe person's latest request, verbatim:\n{request}"));
+    }
     let mut tail = tail.into_iter().peekable();
     if let Some(Message::User { text }) = tail.peek() {
         head.push_str("\n\n");
