@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# End-to-end tests of the real Canopy app in real WebKit: tauri-driver + WebKitWebDriver on a virtual
+# X screen, a private D-Bus session with an unlocked gnome-keyring (so keychain access never pops up a
+# prompt), and the scripted model server on loopback. Runs `node --test tests/webdriver/`.
+#
+#   scripts/e2e-webdriver.sh                 # build what is needed, run every test
+#   CANOPY_APP_BINARY=/abs/canopy scripts/e2e-webdriver.sh   # use an already built app (UI embedded)
+#   scripts/e2e-webdriver.sh 02-subagents    # only test files whose name contains this
+#
+# Screenshots go to artifacts/screenshots/, logs (tauri-driver, mock server) to artifacts/webdriver/.
+# Exits with the test runner's status; every process it started is stopped, also on failure or Ctrl-C.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+FILTER=${1:-}
+DRIVER_PORT=${CANOPY_E2E_DRIVER_PORT:-4444}
+NATIVE_PORT=${CANOPY_E2E_NATIVE_PORT:-4445}
+ARTIFACTS="$ROOT/artifacts"
+LOGS="$ARTIFACTS/webdriver"
+SHOTS="$ARTIFACTS/screenshots"
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+
+say() { printf 'e2e-webdriver: %s\n' "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+# --- System packages (only what is missing, so reruns are fast) ---------------------------------
+PKGS="libwebkit2gtk-4.1-dev build-essential libssl-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
+pkg-config file curl xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-1-0 libsecret-tools"
+missing=""
+for p in $PKGS; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    say "installing:$missing"
+    $sudo apt-get update
+    # shellcheck disable=SC2086
+    $sudo apt-get install -y --no-install-recommends $missing
+fi
+command -v node >/dev/null 2>&1 || die "node (20 or newer) is needed to run the tests"
+if ! command -v tauri-driver >/dev/null 2>&1; then
+    say "installing tauri-driver"
+    cargo install tauri-driver --version '^2' --locked
+fi
+
+# --- Build -----------------------------------------------------------------------------------------
+if [ -n "${CANOPY_APP_BINARY:-}" ]; then
+    APP="$CANOPY_APP_BINARY"
+elif [ -x scripts/build-app.sh ]; then
+    say "building the app with scripts/build-app.sh"
+    scripts/build-app.sh
+    # The newest of the two profiles is the one build-app.sh just made.
+    APP=$(ls -t "$TARGET_DIR/release/canopy" "$TARGET_DIR/debug/canopy" 2>/dev/null | head -n 1 || true)
+else
+    say "building the UI and the app (with the UI embedded)"
+    (cd ui && npm ci --no-audit --no-fund && npm run build)
+    cargo build -p canopy-app --features tauri/custom-protocol
+    APP="$TARGET_DIR/debug/canopy"
+fi
+[ -n "$APP" ] && [ -x "$APP" ] || die "no app binary found (looked for $TARGET_DIR/{release,debug}/canopy); set CANOPY_APP_BINARY"
+APP=$(cd "$(dirname "$APP")" && pwd)/$(basename "$APP")
+say "building canopy-mock-llm"
+cargo build -p canopy-test-support --bin canopy-mock-llm
+MOCK="$TARGET_DIR/debug/canopy-mock-llm"
+[ -x "$MOCK" ] || die "canopy-mock-llm was not built at $MOCK"
+if [ ! -d tests/webdriver/node_modules/webdriverio ]; then
+    (cd tests/webdriver && npm ci --no-audit --no-fund)
+fi
+
+# --- Run -------------------------------------------------------------------------------------------
+mkdir -p "$LOGS" "$SHOTS"
+rm -f "$SHOTS"/*.png
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/canopy-e2e-webdriver.XXXXXX")
+MOCK_PID=""
+RUN_SID=""
+
+# Everything under xvfb-run runs in its own session (setsid): the app, WebKitWebDriver and the
+# WebKitNetworkProcess it leaves behind are re-parented when their parents exit, but keep the session id,
+# so cleanup can find exactly the processes this run started.
+cleanup() {
+    set +e
+    if [ -n "$RUN_SID" ]; then
+        pids=$(ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }')
+        if [ -n "$pids" ]; then
+            # shellcheck disable=SC2086
+            kill -TERM $pids 2>/dev/null
+            sleep 1
+            pids=$(ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }')
+            # shellcheck disable=SC2086
+            [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
+        fi
+    fi
+    [ -z "$MOCK_PID" ] || kill "$MOCK_PID" 2>/dev/null
+    rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$MOCK" --script tests/fixtures/projects/mock-script.json >"$LOGS/mock-llm.log" 2>&1 &
+MOCK_PID=$!
+MOCK_URL=""
+for _ in $(seq 1 100); do
+    MOCK_URL=$(sed -n 's/^listening on \(http:[^ ]*\).*/\1/p' "$LOGS/mock-llm.log" | head -n 1)
+    [ -n "$MOCK_URL" ] && break
+    kill -0 "$MOCK_PID" 2>/dev/null || die "canopy-mock-llm exited: $(cat "$LOGS/mock-llm.log")"
+    sleep 0.1
+done
+[ -n "$MOCK_URL" ] || die "canopy-mock-llm did not print its address"
+say "mock model server at $MOCK_URL"
+
+mkdir -p "$SCRATCH/home" "$SCRATCH/xdg-data" "$SCRATCH/xdg-config" "$SCRATCH/xdg-cache" "$SCRATCH/runtime" \
+    "$SCRATCH/canopy-config" "$SCRATCH/canopy-data" "$SCRATCH/tmp"
+chmod 700 "$SCRATCH/runtime"
+if [ -n "${HOME:-}" ]; then
+    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+fi
+# A throw-away HOME: a fresh login keyring, no window-state or WebKit data from earlier runs.
+export HOME="$SCRATCH/home" XDG_DATA_HOME="$SCRATCH/xdg-data" XDG_CONFIG_HOME="$SCRATCH/xdg-config"
+export XDG_CACHE_HOME="$SCRATCH/xdg-cache" XDG_RUNTIME_DIR="$SCRATCH/runtime" TMPDIR="$SCRATCH/tmp"
+export CANOPY_CONFIG_DIR="$SCRATCH/canopy-config" CANOPY_DATA_DIR="$SCRATCH/canopy-data"
+export CANOPY_APP_BINARY="$APP" CANOPY_E2E_MOCK_URL="$MOCK_URL" CANOPY_E2E_DRIVER_PORT="$DRIVER_PORT"
+export CANOPY_E2E_SCREENSHOTS="$SHOTS" NO_AT_BRIDGE=1
+# Keys and model overrides from the caller's shell would change what the tests see.
+unset CANOPY_MAIN_API_KEY CANOPY_LIGHT_API_KEY CANOPY_MAIN_PROVIDER CANOPY_MAIN_BASE_URL CANOPY_MAIN_MODEL \
+    CANOPY_LIGHT_PROVIDER CANOPY_LIGHT_BASE_URL CANOPY_LIGHT_MODEL WAYLAND_DISPLAY
+export E2E_NATIVE_PORT="$NATIVE_PORT" E2E_LOGS="$LOGS" E2E_FILTER="$FILTER"
+
+tests="tests/webdriver/"
+if [ -n "$FILTER" ]; then
+    tests=$(ls tests/webdriver/*"$FILTER"*.test.mjs 2>/dev/null | tr '\n' ' ')
+    [ -n "$tests" ] || die "no test file matches '$FILTER'"
+fi
+export E2E_TESTS="$tests"
+
+set +e
+setsid xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh -c '
+    set -eu
+    # The keyring must be unlocked before the app starts: a locked one makes the app show an unlock
+    # prompt on the virtual screen and hang. With a fresh HOME this creates the login keyring.
+    vars=$(printf %s "canopy-e2e" | gnome-keyring-daemon --unlock --components=secrets)
+    set -a; eval "$vars"; set +a
+    tauri-driver --port "$CANOPY_E2E_DRIVER_PORT" --native-port "$E2E_NATIVE_PORT" >"$E2E_LOGS/tauri-driver.log" 2>&1 &
+    driver=$!
+    up=""
+    for _ in $(seq 1 100); do
+        if curl -fsS "http://127.0.0.1:$CANOPY_E2E_DRIVER_PORT/status" >/dev/null 2>&1; then up=1; break; fi
+        kill -0 "$driver" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$up" ]; then
+        echo "e2e-webdriver: tauri-driver did not answer on port $CANOPY_E2E_DRIVER_PORT:" >&2
+        cat "$E2E_LOGS/tauri-driver.log" >&2
+        exit 1
+    fi
+    set +e
+    # One app at a time: the app is single-instance, and the files share one tauri-driver.
+    # shellcheck disable=SC2086
+    node --test --test-concurrency=1 $E2E_TESTS
+    rc=$?
+    kill "$driver" 2>/dev/null
+    exit $rc
+' &
+RUN_SID=$!
+wait "$RUN_SID"
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+    say "FAILED (exit $rc); screenshots in $SHOTS, logs in $LOGS"
+else
+    say "all WebDriver tests passed; screenshots in $SHOTS"
+fi
+exit "$rc"
