@@ -1,1 +1,11 @@
-fn main() {}
+//! `canopy [FOLDER]`: starts the desktop app, opening FOLDER as the project when given.
+
+// No console window on Windows release builds.
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+fn main() {
+    if let Err(e) = canopy_app::run() {
+        eprintln!("canopy: {e}");
+        std::process::exit(1);
+    }
+}

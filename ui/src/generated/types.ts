@@ -1,3 +1,7 @@
+// Generated from the Rust types by the canopy-app test `generated_types_are_current`.
+// Do not edit: change the Rust types and run `CANOPY_BLESS=1 cargo test -p canopy-app generated_types`.
+
+// ---- canopy-protocol ----
 export type JsonValue = number | string | boolean | Array<JsonValue> | { [key in string]?: JsonValue } | null;
 export type Message = { "role": "user", 
 /**
@@ -675,3 +679,277 @@ totals: BudgetUsage,
  * Tool calls made by this session.
  */
 tool_calls: number, };
+
+// ---- canopy-config ----
+export type Settings = { 
+/**
+ * Schema version ([`SETTINGS_VERSION`]).
+ */
+version: number, 
+/**
+ * The main (stronger) model.
+ */
+main: ModelSlotConfig, 
+/**
+ * The light (cheaper) model; when absent, light requests run on `main`.
+ */
+light: ModelSlotConfig | null, 
+/**
+ * Budget and model overrides per agent profile, keyed by profile name.
+ */
+profiles: { [key in string]: ProfileOverrides }, 
+/**
+ * How many subagents may run at the same time.
+ */
+parallelism: number, 
+/**
+ * What happens when an agent wants to edit, write, run a command or start a subagent.
+ */
+permissions: PermissionPolicy, 
+/**
+ * When true, a subagent's result must pass verification before the parent sees it as done.
+ */
+verification_gate: boolean, };
+export type ModelSlotConfig = { 
+/**
+ * Wire protocol.
+ */
+provider: ProviderKind, 
+/**
+ * Endpoint base URL (OpenAI-compatible: including `/v1`; Anthropic: without it).
+ */
+base_url: string, 
+/**
+ * Model id sent to the provider.
+ */
+model: string, 
+/**
+ * Context window of the model, tokens.
+ */
+context_window: number, 
+/**
+ * USD per million input tokens, when known (for cost display).
+ */
+input_price_per_mtok: number | null, 
+/**
+ * USD per million output tokens, when known.
+ */
+output_price_per_mtok: number | null, 
+/**
+ * `max_tokens` sent with each request.
+ */
+max_output_tokens: number, };
+export type ProfileOverrides = { 
+/**
+ * Model slot the profile runs on.
+ */
+model: ModelSlot | null, 
+/**
+ * Model calls allowed.
+ */
+max_steps: number | null, 
+/**
+ * Input tokens allowed in one request.
+ */
+max_context_tokens: number | null, 
+/**
+ * Input + output tokens allowed across the run.
+ */
+max_total_tokens: number | null, 
+/**
+ * Wall time allowed, milliseconds.
+ */
+max_wall_time_ms: number | null, };
+export type PermissionPolicy = { 
+/**
+ * Changing an existing file.
+ */
+edit: PolicyAction, 
+/**
+ * Creating or overwriting a file.
+ */
+write: PolicyAction, 
+/**
+ * Running a shell command.
+ */
+bash: PolicyAction, 
+/**
+ * Starting a subagent.
+ */
+task: PolicyAction, };
+export type PolicyAction = "allow" | "ask" | "deny";
+export type Preset = { 
+/**
+ * Stable identifier (`openai`, `ollama`, …).
+ */
+id: string, 
+/**
+ * Name shown to people.
+ */
+label: string, 
+/**
+ * Wire protocol.
+ */
+provider: ProviderKind, 
+/**
+ * Base URL; empty for the custom preset, where the person must enter one.
+ */
+base_url: string, 
+/**
+ * Whether the endpoint normally requires an API key.
+ */
+needs_key: boolean, 
+/**
+ * A model id to prefill; empty when there is no sensible guess.
+ */
+suggested_model: string, 
+/**
+ * Context window to prefill, tokens.
+ */
+context_window: number, };
+export type KeyStatus = { 
+/**
+ * Present, absent or unavailable.
+ */
+state: KeyState, 
+/**
+ * Where the present key comes from; `null` otherwise.
+ */
+source: KeySource | null, 
+/**
+ * Why the keychain is unavailable; `null` otherwise.
+ */
+reason: string | null, };
+export type KeyState = "present" | "absent" | "unavailable";
+export type KeySource = "keychain" | "env";
+
+// ---- canopy-app commands ----
+export type ErrorCode = "no_project" | "not_found" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "no_such_approval" | "io" | "platform";
+export type CommandError = { 
+/**
+ * What went wrong, for code.
+ */
+code: ErrorCode, 
+/**
+ * What went wrong, for people.
+ */
+message: string, };
+export type ProjectInfo = { 
+/**
+ * Canonical absolute path of the project folder.
+ */
+root: string, 
+/**
+ * The folder's name.
+ */
+name: string, 
+/**
+ * Subagent profiles available in this project (built-ins, then `.canopy/agents/*.md`).
+ */
+profiles: Array<ProfileInfo>, 
+/**
+ * Project profile files that could not be used, and why.
+ */
+profile_errors: Array<ProfileError>, };
+export type RecentProject = { 
+/**
+ * Canonical absolute path.
+ */
+root: string, 
+/**
+ * The folder's name.
+ */
+name: string, 
+/**
+ * When it was last opened, ms since the Unix epoch.
+ */
+last_opened_ms: number, };
+export type ProfileInfo = { 
+/**
+ * Name the main agent passes to `Task`.
+ */
+name: string, 
+/**
+ * What it is for.
+ */
+description: string, 
+/**
+ * Model slot it runs on (after settings overrides).
+ */
+model: ModelSlot, 
+/**
+ * True when it may not change anything.
+ */
+read_only: boolean, 
+/**
+ * Tools it may use.
+ */
+tools: Array<string>, 
+/**
+ * Its budgets (after settings overrides).
+ */
+budgets: Budgets, 
+/**
+ * The project file it came from; `null` for built-ins.
+ */
+source: string | null, };
+export type ProfileError = { 
+/**
+ * The file.
+ */
+path: string, 
+/**
+ * Why it was rejected.
+ */
+reason: string, };
+export type FileWindow = { 
+/**
+ * Project-relative path with `/` separators.
+ */
+path: string, 
+/**
+ * Lines in the whole file.
+ */
+total_lines: number, 
+/**
+ * 1-based number of the first returned line.
+ */
+start_line: number, 
+/**
+ * The lines, without line endings.
+ */
+lines: Array<string>, 
+/**
+ * Language id for highlighting (`rust`, `typescript`, …), `null` when unknown.
+ */
+language: string | null, };
+export type ConnectionTest = { 
+/**
+ * True when the model answered.
+ */
+ok: boolean, 
+/**
+ * Time from sending the request to the end of the answer (or the failure), ms.
+ */
+latency_ms: number, 
+/**
+ * Model id the endpoint reported.
+ */
+model: string | null, 
+/**
+ * Why it failed (bad key, unreachable URL, unknown model), for people.
+ */
+error: string | null, };
+export type OllamaStatus = { 
+/**
+ * True when an Ollama server answered.
+ */
+found: boolean, 
+/**
+ * Its OpenAI-compatible base URL (to put in settings).
+ */
+base_url: string, 
+/**
+ * Models it has pulled.
+ */
+models: Array<string>, };

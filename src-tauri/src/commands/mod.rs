@@ -1,0 +1,7 @@
+//! The `#[tauri::command]` functions, one module per area (see `docs/commands.md`).
+
+pub mod files;
+pub mod keys;
+pub mod models;
+pub mod projects;
+pub mod settings;

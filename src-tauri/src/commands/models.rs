@@ -1,0 +1,197 @@
+//! Model endpoints: a real test call, the model list, and probing for a local Ollama. All go through
+//! `canopy_providers`, the same clients runs use, so a passing test means runs can reach the model.
+
+use std::time::{Duration, Instant};
+
+use canopy_protocol::{Message, ModelSlot};
+use canopy_providers::{client_for, ModelRequest, ProviderConfig, ProviderError};
+use serde::Serialize;
+use tauri::State;
+use tokio_util::sync::CancellationToken;
+use ts_rs::TS;
+
+use crate::error::{CommandError, CommandResult, ErrorCode};
+use crate::state::AppState;
+
+/// Longest a connection test or model listing may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest the Ollama probe waits: it runs when the settings screen opens and must not stall it.
+const OLLAMA_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// The outcome of a test call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct ConnectionTest {
+    /// True when the model answered.
+    pub ok: bool,
+    /// Time from sending the request to the end of the answer (or the failure), ms.
+    pub latency_ms: u64,
+    /// Model id the endpoint reported.
+    pub model: Option<String>,
+    /// Why it failed (bad key, unreachable URL, unknown model), for people.
+    pub error: Option<String>,
+}
+
+/// What the Ollama probe found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct OllamaStatus {
+    /// True when an Ollama server answered.
+    pub found: bool,
+    /// Its OpenAI-compatible base URL (to put in settings).
+    pub base_url: String,
+    /// Models it has pulled.
+    pub models: Vec<String>,
+}
+
+/// The client configuration of a slot, with its key (environment, then keychain). Tests and listings
+/// make one attempt: retries would only hide the answer the person is waiting for.
+fn slot_config(state: &AppState, slot: ModelSlot) -> CommandResult<ProviderConfig> {
+    let settings = state.effective_settings()?;
+    let slot_settings = match slot {
+        ModelSlot::Main => &settings.main,
+        ModelSlot::Light => settings.light.as_ref().ok_or_else(|| {
+            CommandError::new(
+                ErrorCode::NotConfigured,
+                "the light model is not configured (subagents use the main model)",
+            )
+        })?,
+    };
+    let key = canopy_config::require_api_key(
+        &settings,
+        slot,
+        &|k: &str| state.env(k),
+        state.secrets().as_ref(),
+    )?;
+    let mut config = ProviderConfig::new(
+        slot_settings.provider,
+        slot_settings.base_url.clone(),
+        slot_settings.model.clone(),
+    );
+    config.api_key = key;
+    config.max_retries = 0;
+    config.connect_timeout = Duration::from_secs(5);
+    config.idle_timeout = Duration::from_secs(20);
+    Ok(config)
+}
+
+/// A provider error phrased for the settings screen.
+fn describe(error: &ProviderError, config: &ProviderConfig) -> String {
+    match error {
+        ProviderError::Auth { .. } => format!("the API key was rejected: {error}"),
+        ProviderError::NotFound { .. } => format!(
+            "model `{}` or its endpoint was not found at {}: {error}",
+            config.model, config.base_url
+        ),
+        ProviderError::Network(_) | ProviderError::IdleTimeout(_) => {
+            format!("cannot reach {}: {error}", config.base_url)
+        }
+        _ => error.to_string(),
+    }
+}
+
+fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Sends a one-token, tool-less request to the slot's model and reports what happened.
+#[tauri::command]
+pub async fn test_connection(
+    state: State<'_, AppState>,
+    slot: ModelSlot,
+) -> CommandResult<ConnectionTest> {
+    let config = slot_config(&state, slot)?;
+    let client = client_for(config.clone())
+        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
+    let request = ModelRequest {
+        system: "Reply with OK.".to_string(),
+        messages: vec![Message::User {
+            text: "ping".to_string(),
+        }],
+        tools: Vec::new(),
+        allow_tool_calls: false,
+        max_tokens: 1,
+        temperature: None,
+    };
+    let cancel = CancellationToken::new();
+    let start = Instant::now();
+    let result =
+        tokio::time::timeout(CALL_TIMEOUT, client.complete(&request, &|_| {}, &cancel)).await;
+    let latency_ms = elapsed_ms(start);
+    Ok(match result {
+        Ok(Ok(response)) => ConnectionTest {
+            ok: true,
+            latency_ms,
+            model: Some(response.model),
+            error: None,
+        },
+        Ok(Err(e)) => ConnectionTest {
+            ok: false,
+            latency_ms,
+            model: None,
+            error: Some(describe(&e, &config)),
+        },
+        Err(_) => {
+            cancel.cancel();
+            ConnectionTest {
+                ok: false,
+                latency_ms,
+                model: None,
+                error: Some(format!(
+                    "{} did not answer within {} s",
+                    config.base_url,
+                    CALL_TIMEOUT.as_secs()
+                )),
+            }
+        }
+    })
+}
+
+/// The models the slot's endpoint offers.
+#[tauri::command]
+pub async fn list_models(
+    state: State<'_, AppState>,
+    slot: ModelSlot,
+) -> CommandResult<Vec<String>> {
+    let config = slot_config(&state, slot)?;
+    let client = client_for(config.clone())
+        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
+    let listing = tokio::time::timeout(CALL_TIMEOUT, client.list_models())
+        .await
+        .map_err(|_| {
+            CommandError::new(
+                ErrorCode::ProviderError,
+                format!(
+                    "{} did not list its models within {} s",
+                    config.base_url,
+                    CALL_TIMEOUT.as_secs()
+                ),
+            )
+        })?
+        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
+    Ok(listing.into_iter().map(|m| m.id).collect())
+}
+
+/// Looks for an Ollama server on this machine (short timeout; absence is not an error).
+#[tauri::command]
+pub async fn detect_ollama(state: State<'_, AppState>) -> CommandResult<OllamaStatus> {
+    Ok(probe_ollama(state.ollama_base_url()).await)
+}
+
+/// Asks the OpenAI-compatible endpoint at `base_url` for its models.
+pub async fn probe_ollama(base_url: &str) -> OllamaStatus {
+    let mut config = ProviderConfig::new(canopy_protocol::ProviderKind::Openai, base_url, "");
+    config.max_retries = 0;
+    config.connect_timeout = OLLAMA_TIMEOUT;
+    config.idle_timeout = OLLAMA_TIMEOUT;
+    let models = match client_for(config) {
+        Ok(client) => match tokio::time::timeout(OLLAMA_TIMEOUT, client.list_models()).await {
+            Ok(Ok(models)) => Some(models.into_iter().map(|m| m.id).collect()),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    OllamaStatus {
+        found: models.is_some(),
+        base_url: base_url.to_string(),
+        models: models.unwrap_or_default(),
+    }
+}

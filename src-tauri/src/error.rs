@@ -1,0 +1,94 @@
+//! The one error type every command returns: a stable machine-readable `code` the UI can branch on
+//! and a `message` written for people. Messages never contain a secret.
+
+use serde::Serialize;
+use ts_rs::TS;
+
+/// Stable identifiers of what went wrong (snake_case on the wire).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The command needs an open project and there is none.
+    NoProject,
+    /// A file, folder or session does not exist.
+    NotFound,
+    /// A path that must be a folder is not one.
+    NotADirectory,
+    /// A path resolves outside the open project.
+    OutsideProject,
+    /// A file looks binary (NUL byte in its first 8 KB).
+    BinaryFile,
+    /// A file is larger than the viewer reads.
+    FileTooLarge,
+    /// An argument is malformed (empty path, line range backwards, unknown answer).
+    InvalidArgument,
+    /// Settings (or a `CANOPY_*` override) failed validation; the message names the field.
+    InvalidSettings,
+    /// The OS keychain cannot be reached or is locked; the message says why.
+    KeychainUnavailable,
+    /// The keychain answered but refused the operation.
+    KeychainError,
+    /// The API key given is unusable (empty, several lines).
+    InvalidKey,
+    /// A remote endpoint needs an API key and none is set.
+    MissingKey,
+    /// The model slot is not configured (light slot unset).
+    NotConfigured,
+    /// The model endpoint failed (bad key, unreachable, unknown model).
+    ProviderError,
+    /// The agent runtime refused or failed.
+    RuntimeError,
+    /// No pending approval with that session and call id.
+    NoSuchApproval,
+    /// Reading or writing the app's own files failed.
+    Io,
+    /// A platform facility (opener, window) failed.
+    Platform,
+}
+
+/// What a command returns on failure: `{ code, message }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
+#[error("{message}")]
+pub struct CommandError {
+    /// What went wrong, for code.
+    pub code: ErrorCode,
+    /// What went wrong, for people.
+    pub message: String,
+}
+
+impl CommandError {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        CommandError {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The error for commands that need an open project.
+    pub fn no_project() -> Self {
+        CommandError::new(
+            ErrorCode::NoProject,
+            "no project is open; open a folder first",
+        )
+    }
+}
+
+/// Config errors carry their own meaning; keep it in the code so the UI can say the right thing.
+impl From<canopy_config::ConfigError> for CommandError {
+    fn from(e: canopy_config::ConfigError) -> Self {
+        use canopy_config::ConfigError as E;
+        let code = match &e {
+            E::Invalid { .. } => ErrorCode::InvalidSettings,
+            E::Unavailable(_) => ErrorCode::KeychainUnavailable,
+            E::Keychain(_) => ErrorCode::KeychainError,
+            E::InvalidKey(_) => ErrorCode::InvalidKey,
+            E::MissingKey { .. } => ErrorCode::MissingKey,
+            E::Io { .. } | E::NoPlatformDir(..) | E::Serialize(_) => ErrorCode::Io,
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
+
+/// Shorthand for command results.
+pub type CommandResult<T> = Result<T, CommandError>;

@@ -1,0 +1,105 @@
+//! Canopy's desktop shell: a thin Tauri v2 layer that exposes the runtime, settings, keys and project
+//! files to the webview as commands (contract: `docs/commands.md`) and streams trace events to it.
+//! No agent logic lives here.
+
+pub mod commands;
+pub mod error;
+pub mod profiles;
+pub mod runs;
+pub mod state;
+pub mod typescript;
+
+use tauri::{Emitter, Manager, Runtime};
+
+pub use error::{CommandError, CommandResult, ErrorCode};
+pub use state::{AppSetup, AppState};
+
+/// Event emitted to the webview when a second `canopy FOLDER` opens a folder in the running app;
+/// the payload is the `ProjectInfo`.
+pub const PROJECT_OPENED_EVENT: &str = "project_opened";
+
+/// The command handler, shared by the app and the tests.
+pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
+{
+    tauri::generate_handler![
+        commands::projects::open_project,
+        commands::projects::current_project,
+        commands::projects::list_recent_projects,
+        commands::projects::forget_project,
+        commands::projects::startup_warnings,
+        commands::files::read_project_file,
+        commands::files::reveal_file,
+        commands::files::open_in_editor,
+        commands::settings::get_settings,
+        commands::settings::save_settings,
+        commands::keys::set_api_key,
+        commands::keys::delete_api_key,
+        commands::keys::api_key_status,
+        commands::models::test_connection,
+        commands::models::list_models,
+        commands::models::detect_ollama,
+    ]
+}
+
+/// Adds the state, the plugins commands rely on, and the commands to `builder`. `run()` passes a
+/// builder that already holds the desktop-only plugins; tests pass `tauri::test::mock_builder()`.
+pub fn setup<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::Builder<R> {
+    builder
+        .plugin(tauri_plugin_opener::init())
+        .manage(state)
+        .invoke_handler(invoke_handler())
+}
+
+/// The folder given on the command line (`canopy [FOLDER]`), ignoring flags.
+fn folder_argument(args: &[String]) -> Option<&str> {
+    args.iter()
+        .skip(1)
+        .map(String::as_str)
+        .find(|a| !a.starts_with('-'))
+}
+
+/// Opens the command-line folder, turning failure into a startup warning: the app should still start.
+pub fn open_initial_project(state: &AppState, args: &[String]) {
+    if let Some(folder) = folder_argument(args) {
+        if let Err(e) = commands::projects::open(state, folder) {
+            state.warn(format!("Could not open {folder}: {}", e.message));
+        }
+    }
+}
+
+/// Starts the desktop app.
+pub fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let state = AppState::new(AppSetup::from_environment()?);
+    let args: Vec<String> = std::env::args().collect();
+    open_initial_project(&state, &args);
+
+    // Single-instance must be registered first so a second launch exits before doing anything.
+    let builder =
+        tauri::Builder::default().plugin(tauri_plugin_single_instance::init(|app, argv, cwd| {
+            if let Some(window) = app.get_webview_window("main") {
+                let _ = window.unminimize();
+                let _ = window.set_focus();
+            }
+            let Some(folder) = folder_argument(&argv) else {
+                return;
+            };
+            // A relative folder is relative to where the second `canopy` was started.
+            let folder = std::path::Path::new(&cwd).join(folder);
+            let state = app.state::<AppState>();
+            match commands::projects::open(&state, &folder.display().to_string()) {
+                Ok(info) => {
+                    let _ = app.emit(PROJECT_OPENED_EVENT, info);
+                }
+                Err(e) => state.warn(format!(
+                    "Could not open {}: {}",
+                    folder.display(),
+                    e.message
+                )),
+            }
+        }));
+    setup(builder, state)
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_window_state::Builder::default().build())
+        .run(tauri::generate_context!())?;
+    Ok(())
+}
