@@ -18,7 +18,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_protocol::{EvidenceState, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord, Usage};
+use canopy_protocol::{
+    EvidenceState, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
+    Usage,
+};
 use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{Runtime, SessionOptions};
 use canopy_test_support::{call, MockServer, Rule, Script, Turn};
@@ -47,7 +50,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "Precheck",
         grep_path: "runtime/src",
         files: ["runtime/src/gate.rs", "tools/src/lib.rs"],
-        cite: [("runtime/src/gate.rs", "pub fn precheck"), ("tools/src/lib.rs", "fn mutates")],
+        cite: [
+            ("runtime/src/gate.rs", "pub fn precheck"),
+            ("tools/src/lib.rs", "fn mutates"),
+        ],
     },
     Topic {
         tag: "T2",
@@ -55,7 +61,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "fn emit",
         grep_path: "runtime/src",
         files: ["runtime/src/trace_writer.rs", "runtime/src/trace_reader.rs"],
-        cite: [("runtime/src/trace_writer.rs", "pub fn emit"), ("runtime/src/trace_reader.rs", "pub fn read_session_file")],
+        cite: [
+            ("runtime/src/trace_writer.rs", "pub fn emit"),
+            ("runtime/src/trace_reader.rs", "pub fn read_session_file"),
+        ],
     },
     Topic {
         tag: "T3",
@@ -63,7 +72,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "EvidenceState",
         grep_path: "runtime/src",
         files: ["runtime/src/contract.rs", "runtime/src/readonly_check.rs"],
-        cite: [("runtime/src/contract.rs", "pub fn validate"), ("runtime/src/readonly_check.rs", "pub fn changes")],
+        cite: [
+            ("runtime/src/contract.rs", "pub fn validate"),
+            ("runtime/src/readonly_check.rs", "pub fn changes"),
+        ],
     },
     Topic {
         tag: "T4",
@@ -71,7 +83,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "read_only",
         grep_path: "runtime/src",
         files: ["runtime/src/profiles.rs", "runtime/src/configured.rs"],
-        cite: [("runtime/src/profiles.rs", "pub fn new(spec"), ("runtime/src/configured.rs", "pub fn runtime_settings")],
+        cite: [
+            ("runtime/src/profiles.rs", "pub fn new(spec"),
+            ("runtime/src/configured.rs", "pub fn runtime_settings"),
+        ],
     },
     Topic {
         tag: "T5",
@@ -79,7 +94,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "outside",
         grep_path: "tools/src",
         files: ["tools/src/paths.rs", "tools/src/fsutil.rs"],
-        cite: [("tools/src/paths.rs", "pub fn"), ("tools/src/fsutil.rs", "pub fn")],
+        cite: [
+            ("tools/src/paths.rs", "pub fn"),
+            ("tools/src/fsutil.rs", "pub fn"),
+        ],
     },
     Topic {
         tag: "T6",
@@ -87,7 +105,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "DEFAULT_LIMIT",
         grep_path: "tools/src",
         files: ["tools/src/tools/read.rs", "tools/src/truncate.rs"],
-        cite: [("tools/src/tools/read.rs", "pub struct ReadArgs"), ("tools/src/truncate.rs", "pub fn")],
+        cite: [
+            ("tools/src/tools/read.rs", "pub struct ReadArgs"),
+            ("tools/src/truncate.rs", "pub fn"),
+        ],
     },
     Topic {
         tag: "T7",
@@ -95,7 +116,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "Retry-After|retry_after",
         grep_path: "providers/src",
         files: ["providers/src/sse.rs", "providers/src/retry.rs"],
-        cite: [("providers/src/sse.rs", "pub"), ("providers/src/retry.rs", "pub")],
+        cite: [
+            ("providers/src/sse.rs", "pub"),
+            ("providers/src/retry.rs", "pub"),
+        ],
     },
     Topic {
         tag: "T8",
@@ -103,7 +127,10 @@ const TOPICS: [Topic; CHILDREN] = [
         grep: "REDACTED",
         grep_path: "runtime/src",
         files: ["runtime/src/compaction.rs", "runtime/src/redact.rs"],
-        cite: [("runtime/src/compaction.rs", "pub(crate) async fn compact"), ("runtime/src/redact.rs", "pub fn redact")],
+        cite: [
+            ("runtime/src/compaction.rs", "pub(crate) async fn compact"),
+            ("runtime/src/redact.rs", "pub fn redact"),
+        ],
     },
 ];
 
@@ -131,13 +158,22 @@ fn copy_sources(src: &Path, dst: &Path) -> BenchResult<()> {
 fn fixture() -> BenchResult<tempfile::TempDir> {
     let dir = tempfile::tempdir()?;
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (name, krate) in [("runtime", "canopy-runtime"), ("tools", "canopy-tools"), ("providers", "canopy-providers")] {
-        copy_sources(&crates.join(krate).join("src"), &dir.path().join(name).join("src"))?;
+    for (name, krate) in [
+        ("runtime", "canopy-runtime"),
+        ("tools", "canopy-tools"),
+        ("providers", "canopy-providers"),
+    ] {
+        copy_sources(
+            &crates.join(krate).join("src"),
+            &dir.path().join(name).join("src"),
+        )?;
     }
     for t in &TOPICS {
         for f in t.files {
             if !dir.path().join(f).is_file() {
-                return Err(fail(format!("fixture file {f} is missing; update the topics in benches/subagents.rs")));
+                return Err(fail(format!(
+                    "fixture file {f} is missing; update the topics in benches/subagents.rs"
+                )));
             }
         }
     }
@@ -147,7 +183,10 @@ fn fixture() -> BenchResult<tempfile::TempDir> {
 /// 1-based number of the first line containing `needle` (1 when absent, still a valid citation).
 fn line_of(root: &Path, file: &str, needle: &str) -> BenchResult<usize> {
     let text = std::fs::read_to_string(root.join(file))?;
-    Ok(text.lines().position(|l| l.contains(needle)).map_or(1, |i| i + 1))
+    Ok(text
+        .lines()
+        .position(|l| l.contains(needle))
+        .map_or(1, |i| i + 1))
 }
 
 /// The child's final answer: a contract-conforming JSON object citing real lines.
@@ -157,9 +196,14 @@ fn final_answer(root: &Path, t: &Topic) -> BenchResult<String> {
     for (file, needle) in t.cite {
         let line = line_of(root, file, needle)?;
         evidence.push(format!("{file}:{line}"));
-        findings.push(format!("`{needle}` is defined in {file} at line {line}; it is the entry point for this part."));
+        findings.push(format!(
+            "`{needle}` is defined in {file} at line {line}; it is the entry point for this part."
+        ));
     }
-    findings.push(format!("The pattern `{}` occurs across {} and ties the two files together.", t.grep, t.grep_path));
+    findings.push(format!(
+        "The pattern `{}` occurs across {} and ties the two files together.",
+        t.grep, t.grep_path
+    ));
     Ok(json!({
         "status": "completed",
         "summary": format!(
@@ -208,8 +252,17 @@ fn script(root: &Path, latency_ms: u64) -> BenchResult<Script> {
     Ok(script.rule(
         Rule::new("main")
             .system_contains("You are Canopy")
-            .turn(Turn::tools(tasks).with_text("I'll split this across eight explore subagents.").first_byte_delay_ms(latency_ms))
-            .turn(Turn::text("Here is the architecture map, assembled from the eight subagent reports.").first_byte_delay_ms(latency_ms)),
+            .turn(
+                Turn::tools(tasks)
+                    .with_text("I'll split this across eight explore subagents.")
+                    .first_byte_delay_ms(latency_ms),
+            )
+            .turn(
+                Turn::text(
+                    "Here is the architecture map, assembled from the eight subagent reports.",
+                )
+                .first_byte_delay_ms(latency_ms),
+            ),
     ))
 }
 
@@ -223,7 +276,12 @@ fn settings(server: &MockServer, parallelism: u32) -> Settings {
         output_price_per_mtok: None,
         max_output_tokens: 4_096,
     };
-    Settings { main: slot("mock-main"), light: Some(slot("mock-light")), parallelism, ..Settings::default() }
+    Settings {
+        main: slot("mock-main"),
+        light: Some(slot("mock-light")),
+        parallelism,
+        ..Settings::default()
+    }
 }
 
 /// What one run measured.
@@ -258,7 +316,10 @@ async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> Benc
     let outcome = session.run("Map the architecture of this project: gate, traces, contract, profiles, paths, Read, SSE, compaction.".into()).await?;
     let wall_ms = started.elapsed().as_millis();
     if outcome.terminal_reason != TerminalReason::Completed {
-        return Err(fail(format!("the main run ended {:?}: {:?}", outcome.terminal_reason, outcome.error)));
+        return Err(fail(format!(
+            "the main run ended {:?}: {:?}",
+            outcome.terminal_reason, outcome.error
+        )));
     }
     let mut records = Vec::new();
     while let Ok(r) = rx.try_recv() {
@@ -276,31 +337,55 @@ async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> Benc
             TraceEvent::SubagentRequested { .. } if r.session_id == root => {
                 first_requested.get_or_insert(r.ts_ms);
             }
-            TraceEvent::SubagentCompleted { result, usage, terminal_reason, .. } if r.session_id == root => {
+            TraceEvent::SubagentCompleted {
+                result,
+                usage,
+                terminal_reason,
+                ..
+            } if r.session_id == root => {
                 if *terminal_reason != TerminalReason::Completed {
                     return Err(fail(format!("a child ended {terminal_reason:?}")));
                 }
-                if let Some(bad) = result.evidence.iter().find(|e| e.state != EvidenceState::Valid) {
-                    return Err(fail(format!("evidence {} checked as {:?}", bad.raw, bad.state)));
+                if let Some(bad) = result
+                    .evidence
+                    .iter()
+                    .find(|e| e.state != EvidenceState::Valid)
+                {
+                    return Err(fail(format!(
+                        "evidence {} checked as {:?}",
+                        bad.raw, bad.state
+                    )));
                 }
                 completed += 1;
                 children_usage.add(usage);
                 last_done = last_done.max(r.ts_ms);
             }
-            TraceEvent::SubagentFailed { error, .. } if r.session_id == root => return Err(fail(format!("a child failed: {error}"))),
-            TraceEvent::ToolCallEnd { tool, output_bytes, .. } if r.session_id == root && tool == "Task" => task_result_bytes += output_bytes,
-            TraceEvent::ToolCallEnd { output_bytes, .. } if r.session_id != root => children_tool_output_bytes += output_bytes,
+            TraceEvent::SubagentFailed { error, .. } if r.session_id == root => {
+                return Err(fail(format!("a child failed: {error}")))
+            }
+            TraceEvent::ToolCallEnd {
+                tool, output_bytes, ..
+            } if r.session_id == root && tool == "Task" => task_result_bytes += output_bytes,
+            TraceEvent::ToolCallEnd { output_bytes, .. } if r.session_id != root => {
+                children_tool_output_bytes += output_bytes
+            }
             _ => {}
         }
     }
     if completed != CHILDREN {
-        return Err(fail(format!("{completed} of {CHILDREN} children completed")));
+        return Err(fail(format!(
+            "{completed} of {CHILDREN} children completed"
+        )));
     }
     let task_batch_ms = last_done.saturating_sub(first_requested.unwrap_or(last_done));
     // The parent's follow-up request, as it reached the wire: its `tool` messages are the Task results.
     let task_result_bytes_on_wire = server.requests()[requests_before..]
         .iter()
-        .filter(|r| r.body["messages"][0]["content"].as_str().is_some_and(|s| s.contains("You are Canopy")))
+        .filter(|r| {
+            r.body["messages"][0]["content"]
+                .as_str()
+                .is_some_and(|s| s.contains("You are Canopy"))
+        })
         .filter_map(|r| r.body["messages"].as_array())
         .map(|msgs| {
             msgs.iter()
@@ -310,7 +395,14 @@ async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> Benc
         })
         .max()
         .unwrap_or(0);
-    Ok(Measured { wall_ms, task_batch_ms, children_usage, children_tool_output_bytes, task_result_bytes, task_result_bytes_on_wire })
+    Ok(Measured {
+        wall_ms,
+        task_batch_ms,
+        children_usage,
+        children_tool_output_bytes,
+        task_result_bytes,
+        task_result_bytes_on_wire,
+    })
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -320,8 +412,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 #[tokio::main]
 async fn main() -> BenchResult<()> {
-    let latency_ms: u64 = std::env::var("CANOPY_BENCH_LATENCY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(300);
-    let reps: usize = std::env::var("CANOPY_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
+    let latency_ms: u64 = std::env::var("CANOPY_BENCH_LATENCY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300);
+    let reps: usize = std::env::var("CANOPY_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let project = fixture()?;
     let server = MockServer::start(script(project.path(), latency_ms)?).await?;
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
@@ -340,14 +439,24 @@ async fn main() -> BenchResult<()> {
         println!("parallelism {parallelism}: run wall ms {wall:?}, Task batch ms {batch:?}");
         walls.push((parallelism, wall, batch));
     }
-    let [(_, par_wall, par_batch), (_, seq_wall, seq_batch)] = <[_; 2]>::try_from(walls).map_err(|_| fail("two configurations expected"))?;
-    let (pw, pb, sw, sb) = (median(par_wall), median(par_batch), median(seq_wall), median(seq_batch));
+    let [(_, par_wall, par_batch), (_, seq_wall, seq_batch)] =
+        <[_; 2]>::try_from(walls).map_err(|_| fail("two configurations expected"))?;
+    let (pw, pb, sw, sb) = (
+        median(par_wall),
+        median(par_batch),
+        median(seq_wall),
+        median(seq_batch),
+    );
     println!();
     println!("| configuration | run wall time (median) | Task batch (median) |");
     println!("|---|---|---|");
     println!("| parallelism 8 | {pw:.0} ms | {pb:.0} ms |");
     println!("| parallelism 1 | {sw:.0} ms | {sb:.0} ms |");
-    println!("| speed-up | {:.2}x | {:.2}x |", sw / pw.max(1.0), sb / pb.max(1.0));
+    println!(
+        "| speed-up | {:.2}x | {:.2}x |",
+        sw / pw.max(1.0),
+        sb / pb.max(1.0)
+    );
 
     let m = last.ok_or_else(|| fail("no run measured"))?;
     let result_tokens = m.task_result_bytes_on_wire.div_ceil(4);
@@ -359,12 +468,19 @@ async fn main() -> BenchResult<()> {
         "| tokens the 8 children consumed (input + output, all calls) | {child_tokens} ({} in, {} out) |",
         m.children_usage.input_tokens, m.children_usage.output_tokens
     );
-    println!("| bytes the children's tools returned to them (Grep + Read) | {} (~{} tokens) |", m.children_tool_output_bytes, m.children_tool_output_bytes.div_ceil(4));
+    println!(
+        "| bytes the children's tools returned to them (Grep + Read) | {} (~{} tokens) |",
+        m.children_tool_output_bytes,
+        m.children_tool_output_bytes.div_ceil(4)
+    );
     println!(
         "| bytes the 8 Task results added to the parent's next request | {} (~{result_tokens} tokens; {} in the parent's trace) |",
         m.task_result_bytes_on_wire, m.task_result_bytes
     );
-    println!("| isolation ratio (children's tokens / result tokens) | {:.1} |", child_tokens as f64 / result_tokens.max(1) as f64);
+    println!(
+        "| isolation ratio (children's tokens / result tokens) | {:.1} |",
+        child_tokens as f64 / result_tokens.max(1) as f64
+    );
     println!(
         "| reading kept out of the parent (tool output bytes / result bytes) | {:.1} |",
         m.children_tool_output_bytes as f64 / m.task_result_bytes_on_wire.max(1) as f64
