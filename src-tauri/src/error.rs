@@ -38,6 +38,8 @@ pub enum ErrorCode {
     ProviderError,
     /// The agent runtime refused or failed.
     RuntimeError,
+    /// The session is already running a prompt.
+    Busy,
     /// No pending approval with that session and call id.
     NoSuchApproval,
     /// Reading or writing the app's own files failed.
@@ -85,6 +87,18 @@ impl From<canopy_config::ConfigError> for CommandError {
             E::InvalidKey(_) => ErrorCode::InvalidKey,
             E::MissingKey { .. } => ErrorCode::MissingKey,
             E::Io { .. } | E::NoPlatformDir(..) | E::Serialize(_) => ErrorCode::Io,
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
+
+impl From<canopy_runtime::RuntimeError> for CommandError {
+    fn from(e: canopy_runtime::RuntimeError) -> Self {
+        use canopy_runtime::RuntimeError as E;
+        let code = match &e {
+            E::UnknownSession(_) => ErrorCode::NotFound,
+            E::Busy(_) => ErrorCode::Busy,
+            _ => ErrorCode::RuntimeError,
         };
         CommandError::new(code, e.to_string())
     }

@@ -2,6 +2,7 @@
 //! files to the webview as commands (contract: `docs/commands.md`) and streams trace events to it.
 //! No agent logic lives here.
 
+pub mod bridge;
 pub mod commands;
 pub mod error;
 pub mod profiles;
@@ -38,6 +39,14 @@ pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         commands::models::test_connection,
         commands::models::list_models,
         commands::models::detect_ollama,
+        commands::runs::start_run,
+        commands::runs::send_message,
+        commands::runs::cancel_run,
+        commands::runs::cancel_node,
+        commands::runs::answer_approval,
+        commands::history::list_sessions,
+        commands::history::load_session,
+        commands::history::delete_session,
     ]
 }
 
@@ -48,7 +57,27 @@ pub fn setup<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
         .plugin(tauri_plugin_opener::init())
         .manage(state)
         .invoke_handler(invoke_handler())
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                let state = window.state::<AppState>();
+                if state.runs().cancel_all("window_closed") == 0 {
+                    return;
+                }
+                // Keep the window (and the process) alive until the runs have written their
+                // `cancel_requested` / `run_ended`, so their traces do not read as interrupted.
+                api.prevent_close();
+                let window = window.clone();
+                tauri::async_runtime::spawn(async move {
+                    let state = window.state::<AppState>();
+                    state.runs().wait_idle(CLOSE_GRACE).await;
+                    let _ = window.destroy();
+                });
+            }
+        })
 }
+
+/// How long closing the window waits for cancelled runs to finish their traces.
+pub const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// The folder given on the command line (`canopy [FOLDER]`), ignoring flags.
 fn folder_argument(args: &[String]) -> Option<&str> {

@@ -1,9 +1,13 @@
-//! The subagent profiles a project offers, as the project view lists them.
+//! The subagent profiles a project offers, as the project view lists them (the runtime's own list:
+//! built-ins with settings overrides, then the project's `.canopy/agents/*.md`).
 
 use std::path::Path;
+use std::sync::Arc;
 
-use canopy_config::Settings;
+use canopy_config::{MemoryStore, Settings};
 use canopy_protocol::{Budgets, ModelSlot};
+use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
+use canopy_runtime::Runtime;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -26,7 +30,7 @@ pub struct ProfileInfo {
     pub source: Option<String>,
 }
 
-/// A project profile file that could not be used.
+/// A project profile file that could not be used (or all profiles, when a settings override is bad).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct ProfileError {
     /// The file.
@@ -37,6 +41,41 @@ pub struct ProfileError {
 
 /// Profiles of the project at `root`, and the rejected profile files.
 pub fn project_profiles(settings: &Settings, root: &Path) -> (Vec<ProfileInfo>, Vec<ProfileError>) {
-    let _ = (settings, root);
-    (Vec::new(), Vec::new())
+    // Listing profiles never calls a model, so the resolver gets no keys and the keychain is not asked.
+    let models = ConfiguredModels::new(
+        settings.clone(),
+        Default::default(),
+        Arc::new(MemoryStore::new()),
+    );
+    let runtime = Runtime::new(runtime_settings(settings), Arc::new(models), Vec::new());
+    match runtime.profiles_for(root) {
+        Ok((profiles, errors)) => (
+            profiles
+                .iter()
+                .map(|p| ProfileInfo {
+                    name: p.name().to_string(),
+                    description: p.description().to_string(),
+                    model: p.model(),
+                    read_only: p.read_only(),
+                    tools: p.tools().to_vec(),
+                    budgets: p.budgets(),
+                    source: p.source().map(|s| s.display().to_string()),
+                })
+                .collect(),
+            errors
+                .into_iter()
+                .map(|e| ProfileError {
+                    path: e.path.display().to_string(),
+                    reason: e.reason,
+                })
+                .collect(),
+        ),
+        Err(e) => (
+            Vec::new(),
+            vec![ProfileError {
+                path: "settings.json".to_string(),
+                reason: e.to_string(),
+            }],
+        ),
+    }
 }

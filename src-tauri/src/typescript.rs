@@ -3,7 +3,7 @@
 
 use canopy_protocol::typescript::export_decl;
 
-use crate::commands::{files, models, projects};
+use crate::commands::{files, history, models, projects, runs};
 use crate::{error, profiles};
 
 /// Where the generated file lives, relative to this crate's folder.
@@ -21,6 +21,11 @@ pub fn app_declarations() -> String {
         export_decl::<files::FileWindow>(),
         export_decl::<models::ConnectionTest>(),
         export_decl::<models::OllamaStatus>(),
+        export_decl::<runs::RunHandle>(),
+        // The runtime's answer type has no TypeScript derive; its wire form is these three strings.
+        "export type ApprovalAnswer = \"allow_once\" | \"allow_session\" | \"deny\";\n".to_string(),
+        export_decl::<history::SessionSummary>(),
+        export_decl::<history::SessionState>(),
     ]
     .concat()
 }

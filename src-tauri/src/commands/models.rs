@@ -178,7 +178,8 @@ pub async fn detect_ollama(state: State<'_, AppState>) -> CommandResult<OllamaSt
 
 /// Asks the OpenAI-compatible endpoint at `base_url` for its models.
 pub async fn probe_ollama(base_url: &str) -> OllamaStatus {
-    let mut config = ProviderConfig::new(canopy_protocol::ProviderKind::Openai, base_url, "");
+    // Clients refuse an empty model id; listing never sends it, so any name does.
+    let mut config = ProviderConfig::new(canopy_protocol::ProviderKind::Openai, base_url, "probe");
     config.max_retries = 0;
     config.connect_timeout = OLLAMA_TIMEOUT;
     config.idle_timeout = OLLAMA_TIMEOUT;

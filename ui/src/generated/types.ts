@@ -824,7 +824,7 @@ export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
 
 // ---- canopy-app commands ----
-export type ErrorCode = "no_project" | "not_found" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "no_such_approval" | "io" | "platform";
+export type ErrorCode = "no_project" | "not_found" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "busy" | "no_such_approval" | "io" | "platform";
 export type CommandError = { 
 /**
  * What went wrong, for code.
@@ -953,3 +953,43 @@ base_url: string,
  * Models it has pulled.
  */
 models: Array<string>, };
+export type RunHandle = { 
+/**
+ * Root session id (for follow-ups, cancel and approvals).
+ */
+session_id: string, 
+/**
+ * This run's id (as in the records' `run_id`).
+ */
+run_id: string, };
+export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
+export type SessionSummary = { 
+/**
+ * Root session id.
+ */
+session_id: string, 
+/**
+ * Start time, ms since the Unix epoch.
+ */
+started_ms: number, 
+/**
+ * The first prompt, shortened.
+ */
+title: string, 
+/**
+ * How it stands.
+ */
+status: SessionState, 
+/**
+ * Why the last run ended.
+ */
+terminal_reason: TerminalReason | null, 
+/**
+ * Tokens used including subagents.
+ */
+total_tokens: number, 
+/**
+ * Sessions in the tree (root + subagents).
+ */
+sessions: number, };
+export type SessionState = "running" | "completed" | "failed" | "cancelled" | "interrupted";

@@ -1,0 +1,102 @@
+//! History: the open project's past sessions, read back from their trace files.
+
+use canopy_protocol::{TerminalReason, TraceRecord};
+use canopy_runtime::trace_reader::{self, SessionStatus};
+use serde::Serialize;
+use tauri::State;
+use ts_rs::TS;
+
+use crate::error::{CommandError, CommandResult, ErrorCode};
+use crate::state::AppState;
+
+/// How a root session stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionState {
+    /// A run is in progress.
+    Running,
+    /// The last run completed.
+    Completed,
+    /// The last run failed (budget, model error, …).
+    Failed,
+    /// The last run was cancelled.
+    Cancelled,
+    /// The trace stops without an end (the app was killed).
+    Interrupted,
+}
+
+/// One past session as the history list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct SessionSummary {
+    /// Root session id.
+    pub session_id: String,
+    /// Start time, ms since the Unix epoch.
+    pub started_ms: u64,
+    /// The first prompt, shortened.
+    pub title: String,
+    /// How it stands.
+    pub status: SessionState,
+    /// Why the last run ended.
+    pub terminal_reason: Option<TerminalReason>,
+    /// Tokens used including subagents.
+    pub total_tokens: u64,
+    /// Sessions in the tree (root + subagents).
+    pub sessions: u32,
+}
+
+fn state_of(status: SessionStatus) -> SessionState {
+    match status {
+        SessionStatus::Running => SessionState::Running,
+        SessionStatus::Completed => SessionState::Completed,
+        SessionStatus::Failed => SessionState::Failed,
+        SessionStatus::Cancelled => SessionState::Cancelled,
+        SessionStatus::Interrupted => SessionState::Interrupted,
+    }
+}
+
+/// Root sessions of the open project, newest first.
+#[tauri::command]
+pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<SessionSummary>> {
+    let dir = state.trace_dir()?;
+    Ok(trace_reader::list_root_sessions(&dir)
+        .into_iter()
+        .map(|s| SessionSummary {
+            session_id: s.session_id,
+            started_ms: s.started_ms,
+            title: s.title,
+            status: state_of(s.status),
+            terminal_reason: s.terminal_reason,
+            total_tokens: s.total_tokens,
+            sessions: s.sessions,
+        })
+        .collect())
+}
+
+/// The records of a root session followed by every descendant's, for replay.
+#[tauri::command]
+pub async fn load_session(
+    state: State<'_, AppState>,
+    session_id: String,
+) -> CommandResult<Vec<TraceRecord>> {
+    let dir = state.trace_dir()?;
+    Ok(trace_reader::load_session_tree(&dir, &session_id)?)
+}
+
+/// Deletes a session's trace files (root and descendants). A running session cannot be deleted.
+#[tauri::command]
+pub async fn delete_session(state: State<'_, AppState>, session_id: String) -> CommandResult<()> {
+    if state
+        .runs()
+        .get(&session_id)
+        .is_some_and(|l| l.is_running())
+    {
+        return Err(CommandError::new(
+            ErrorCode::Busy,
+            format!("session {session_id} is running; cancel it before deleting it"),
+        ));
+    }
+    let dir = state.trace_dir()?;
+    trace_reader::delete_session_tree(&dir, &session_id)?;
+    state.runs().remove(&session_id);
+    Ok(())
+}

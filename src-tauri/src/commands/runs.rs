@@ -1,0 +1,216 @@
+//! Runs: starting a main session in the open project, follow-ups, cancellation and approvals. Events
+//! stream to the run's channel through [`crate::bridge`].
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use canopy_protocol::TraceRecord;
+use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
+use canopy_runtime::{ApprovalAnswer, Runtime, SessionOptions};
+use serde::Serialize;
+use tauri::ipc::Channel;
+use tauri::State;
+use tokio::sync::oneshot;
+use ts_rs::TS;
+
+use crate::bridge::{self, Sink, SinkQueue};
+use crate::error::{CommandError, CommandResult, ErrorCode};
+use crate::runs::{AppApprover, LiveSession};
+use crate::state::AppState;
+
+/// Identifies a run that has started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct RunHandle {
+    /// Root session id (for follow-ups, cancel and approvals).
+    pub session_id: String,
+    /// This run's id (as in the records' `run_id`).
+    pub run_id: String,
+}
+
+/// Builds a runtime from the settings in force now. Reading the keys (for redaction) may touch the
+/// keychain, a blocking call, so this runs off the async workers.
+async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
+    let settings = state.effective_settings()?;
+    let env: HashMap<String, String> = [ModelSlotVar::Main, ModelSlotVar::Light]
+        .into_iter()
+        .filter_map(|v| {
+            state
+                .env(v.name())
+                .map(|value| (v.name().to_string(), value))
+        })
+        .collect();
+    let secrets = state.secrets().clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        let models = ConfiguredModels::new(settings.clone(), env, secrets);
+        let keys = models.secrets();
+        Runtime::new(runtime_settings(&settings), Arc::new(models), keys)
+    })
+    .await
+    .map_err(|e| {
+        CommandError::new(
+            ErrorCode::Platform,
+            format!("could not prepare the run: {e}"),
+        )
+    })
+}
+
+/// The environment variables that carry API keys (model overrides are already in the settings).
+#[derive(Clone, Copy)]
+enum ModelSlotVar {
+    Main,
+    Light,
+}
+
+impl ModelSlotVar {
+    fn name(self) -> &'static str {
+        match self {
+            ModelSlotVar::Main => canopy_config::api_key_env_var(canopy_protocol::ModelSlot::Main),
+            ModelSlotVar::Light => {
+                canopy_config::api_key_env_var(canopy_protocol::ModelSlot::Light)
+            }
+        }
+    }
+}
+
+fn check_prompt(prompt: &str) -> CommandResult<()> {
+    if prompt.trim().is_empty() {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            "the prompt is empty",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `prompt` in `live` in the background and answers once the run has started (with its id).
+async fn launch(
+    live: Arc<LiveSession>,
+    prompt: String,
+    channel: Channel<Vec<TraceRecord>>,
+) -> CommandResult<RunHandle> {
+    let session_id = live.session.session_id().to_string();
+    if !live.try_begin() {
+        return Err(CommandError::new(
+            ErrorCode::Busy,
+            format!("session {session_id} is still running; wait for it or cancel it first"),
+        ));
+    }
+    let (started_tx, started_rx) = oneshot::channel();
+    live.sinks.push(Sink::new(
+        Box::new(move |batch| {
+            // A closed webview cannot take events; the trace file still has them.
+            let _ = channel.send(batch);
+        }),
+        started_tx,
+    ));
+    let (failed_tx, failed_rx) = oneshot::channel();
+    let runner = live.clone();
+    tauri::async_runtime::spawn(async move {
+        let result = runner.session.run(prompt).await;
+        runner.end();
+        if let Err(e) = result {
+            let _ = failed_tx.send(CommandError::from(e));
+        }
+    });
+    tokio::select! {
+        Ok(run_id) = started_rx => Ok(RunHandle { session_id, run_id }),
+        Ok(error) = failed_rx => Err(error),
+        else => Err(CommandError::new(ErrorCode::RuntimeError, "the run ended before it started")),
+    }
+}
+
+/// Starts a new main session in the open project and runs `prompt` in it.
+#[tauri::command]
+pub async fn start_run(
+    state: State<'_, AppState>,
+    prompt: String,
+    on_event: Channel<Vec<TraceRecord>>,
+) -> CommandResult<RunHandle> {
+    check_prompt(&prompt)?;
+    let project = state.require_project()?;
+    let trace_dir = state.trace_dir()?;
+    let runtime = build_runtime(&state).await?;
+    let (events, received) = tokio::sync::mpsc::unbounded_channel();
+    let session = runtime.start_session(SessionOptions {
+        project_root: PathBuf::from(&project.root),
+        trace_dir,
+        approver: Some(Arc::new(AppApprover::new(state.runs().approvals().clone()))),
+        events,
+    })?;
+    let sinks = SinkQueue::default();
+    tauri::async_runtime::spawn(bridge::forward(received, sinks.clone()));
+    let live = Arc::new(LiveSession::new(runtime, session, sinks));
+    state.runs().insert(live.clone());
+    launch(live, prompt, on_event).await
+}
+
+/// Sends a follow-up prompt to a session started in this app run.
+#[tauri::command]
+pub async fn send_message(
+    state: State<'_, AppState>,
+    session_id: String,
+    prompt: String,
+    on_event: Channel<Vec<TraceRecord>>,
+) -> CommandResult<RunHandle> {
+    check_prompt(&prompt)?;
+    let live = state.runs().get(&session_id).ok_or_else(|| {
+        CommandError::new(
+            ErrorCode::NotFound,
+            format!("no live session {session_id}; sessions from history are read-only"),
+        )
+    })?;
+    launch(live, prompt, on_event).await
+}
+
+/// Cancels a session's running prompt and every subagent under it. False when nothing was running.
+#[tauri::command]
+pub async fn cancel_run(state: State<'_, AppState>, session_id: String) -> CommandResult<bool> {
+    let live = state.runs().get(&session_id).ok_or_else(|| {
+        CommandError::new(ErrorCode::NotFound, format!("no live session {session_id}"))
+    })?;
+    if !live.is_running() {
+        return Ok(false);
+    }
+    Ok(live.runtime.cancel(&session_id, "user"))
+}
+
+/// Cancels one subagent and its descendants; its parent goes on. False when it is not running.
+#[tauri::command]
+pub async fn cancel_node(state: State<'_, AppState>, session_id: String) -> CommandResult<bool> {
+    Ok(state
+        .runs()
+        .all()
+        .iter()
+        .any(|live| live.runtime.cancel(&session_id, "user")))
+}
+
+/// Answers a pending approval (`allow_once`, `allow_session` or `deny`).
+#[tauri::command]
+pub async fn answer_approval(
+    state: State<'_, AppState>,
+    session_id: String,
+    call_id: String,
+    answer: String,
+) -> CommandResult<()> {
+    // Parsed here rather than by Tauri so a bad value gets a `CommandError` like everything else.
+    let answer: ApprovalAnswer = serde_json::from_value(serde_json::Value::String(answer.clone()))
+        .map_err(|_| {
+            CommandError::new(
+                ErrorCode::InvalidArgument,
+                format!("unknown answer `{answer}`; use allow_once, allow_session or deny"),
+            )
+        })?;
+    if state
+        .runs()
+        .approvals()
+        .answer(&session_id, &call_id, answer)
+    {
+        Ok(())
+    } else {
+        Err(CommandError::new(
+            ErrorCode::NoSuchApproval,
+            format!("no approval is waiting for call {call_id} of session {session_id} (answered already, or the run ended)"),
+        ))
+    }
+}
