@@ -5,7 +5,7 @@
 #
 #   scripts/e2e-webdriver.sh                 # build what is needed, run every test
 #   CANOPY_APP_BINARY=/abs/canopy scripts/e2e-webdriver.sh   # use an already built app (UI embedded)
-#   scripts/e2e-webdriver.sh 02-subagents    # only test files whose name contains this
+#   scripts/e2e-webdriver.sh 02-subagents    # only test files whose name matches this (shell pattern)
 #
 # Screenshots go to artifacts/screenshots/, logs (tauri-driver, mock server) to artifacts/webdriver/.
 # Exits with the test runner's status; every process it started is stopped, also on failure or Ctrl-C.
@@ -129,8 +129,13 @@ export E2E_NATIVE_PORT="$NATIVE_PORT" E2E_LOGS="$LOGS" E2E_FILTER="$FILTER"
 
 tests="tests/webdriver/"
 if [ -n "$FILTER" ]; then
-    tests=$(ls tests/webdriver/*"$FILTER"*.test.mjs 2>/dev/null | tr '\n' ' ')
-    [ -n "$tests" ] || die "no test file matches '$FILTER'"
+    # The filter is a shell pattern matched against the file names (e.g. `0[15]-`).
+    tests=""
+    for f in tests/webdriver/*.test.mjs; do
+        # shellcheck disable=SC2254
+        case "$(basename "$f")" in *$FILTER*) tests="$tests $f" ;; esac
+    done
+    [ -n "$tests" ] || die "no test file in tests/webdriver/ matches '$FILTER'"
 fi
 export E2E_TESTS="$tests"
 

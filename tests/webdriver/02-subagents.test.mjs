@@ -2,7 +2,7 @@
 // live, with budgets and the light model; then one node's checked evidence opens the file viewer.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, treeSnapshot, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, treeSnapshot, waitFor, writeSettings, textOf } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -61,7 +61,7 @@ test("a node's evidence shows path:line with its check, and a valid one opens th
   assert.ok(row, `no "${CONFIG}" row in the tree`);
   await (await browser.$(`[data-testid="tree-node"][data-session-id="${row.id}"]`)).click();
   const details = await byTestId(browser, 'node-details');
-  await waitFor(browser, 'the details panel to show "Find the config"', async () => (await details.getText()).includes(CONFIG));
+  await waitFor(browser, 'the details panel to show "Find the config"', async () => (await textOf(details)).includes(CONFIG));
   await waitFor(browser, 'two evidence entries', async () => (await details.$$('[data-testid="evidence"]')).length === 2);
   const evidence = await browser.execute(() =>
     Array.from(document.querySelectorAll('[data-testid="node-details"] [data-testid="evidence"]')).map((e) => ({
@@ -85,7 +85,7 @@ test("a node's evidence shows path:line with its check, and a valid one opens th
   assert.equal(await viewer.getAttribute('data-path'), 'src/config.rs');
   const hit = await byTestId(browser, 'file-line-highlighted');
   assert.equal(await hit.getAttribute('data-line'), '2');
-  assert.match(await hit.getText(), /session_timeout_secs: u64/);
+  assert.match(await textOf(hit), /session_timeout_secs: u64/);
   const highlighted = await browser.$$('[data-testid="file-line-highlighted"]');
   assert.equal(highlighted.length, 1, 'exactly one line is highlighted');
   await screenshot(browser, cfg, '03-evidence-file-viewer');

@@ -2,7 +2,7 @@
 // back into the page; it can be replaced and deleted; a connection test to a dead URL explains itself.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { byTestId, config, copyFixture, deadPort, keychainSecret, launch, pageText, screenshot, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, deadPort, keychainSecret, launch, pageText, screenshot, waitFor, writeSettings, textOf } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -18,7 +18,7 @@ const SECOND = 'sk-webdriver-SECOND-2d8e4a6f0c';
 
 async function keyStatus(browser) {
   const el = await byTestId(browser, 'main-key-status');
-  return { state: await el.getAttribute('data-state'), text: (await el.getText()).trim() };
+  return { state: await el.getAttribute('data-state'), text: await textOf(el) };
 }
 
 async function enterKey(browser, key) {
@@ -42,7 +42,7 @@ test('an API key is stored in the keychain, replaced and deleted, and never show
   });
   assert.equal(keychainSecret('main'), FIRST, 'the real keychain does not hold the key that was entered');
   assert.ok(!(await pageText(browser)).includes(FIRST), 'the key is still readable in the page after saving');
-  assert.equal(await (await byTestId(browser, 'main-key-save')).getText(), 'Replace');
+  assert.equal(await textOf(await byTestId(browser, 'main-key-save')), 'Replace');
 
   await enterKey(browser, SECOND);
   await waitFor(browser, 'the keychain to hold the replacement key', async () => keychainSecret('main') === SECOND);
@@ -71,7 +71,7 @@ test('testing a connection to a URL where nothing listens shows a clear error ne
   await testBtn.click();
   const result = await byTestId(browser, 'main-test-result', { timeout: 30000 });
   assert.equal(await result.getAttribute('data-ok'), 'false', 'a dead URL was reported as working');
-  const message = await result.getText();
+  const message = await textOf(result);
   // The person must learn what failed and where: the address, and that nothing answered there.
   assert.ok(message.includes(`127.0.0.1:${port}`), `the error does not name the address: "${message}"`);
   assert.match(message, /connect|refused|unreachable|reach/i, `the error does not say the connection failed: "${message}"`);

@@ -1,7 +1,7 @@
 // History: a finished session is listed after a restart and reopens into the same tree and evidence.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, treeSnapshot, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, treeSnapshot, waitFor, writeSettings, textOf } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -39,7 +39,7 @@ test('an earlier session is listed and reopens into the same views', async () =>
   assert.equal(rows.length, 1, 'exactly the one earlier session is listed');
   assert.equal(await row.getAttribute('data-status'), 'completed');
   const open = await row.$('[data-testid="history-open"]');
-  assert.ok((await open.getText()).includes('history check of login and config'), `title shown: "${await open.getText()}"`);
+  assert.ok((await textOf(open)).includes('history check of login and config'), `title shown: "${await textOf(open)}"`);
   await screenshot(browser, cfg, '06-history-list');
 
   await open.click();
@@ -50,7 +50,7 @@ test('an earlier session is listed and reopens into the same views', async () =>
   });
   assert.deepEqual(shape(replayed), shape(live), 'the reopened tree differs from the live one');
   const userMsg = await byTestId(browser, 'msg-user');
-  assert.equal((await userMsg.getText()).trim(), PROMPT);
+  assert.equal(await textOf(userMsg), PROMPT);
 
   const cfgRow = replayed.find((n) => n.label === 'Find the config');
   await (await browser.$(`[data-testid="tree-node"][data-session-id="${cfgRow.id}"]`)).click();

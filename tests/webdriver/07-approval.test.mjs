@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, sleep, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, sleep, waitFor, writeSettings, textOf } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -25,7 +25,7 @@ test('approving an Edit once from the conversation changes the file', async () =
   const approval = await byTestId(browser, 'approval', { extra: '[data-state="pending"]', timeout: 30000 });
   const tool = await browser.$('[data-testid="tool-call"][data-tool="Edit"]');
   assert.ok(await tool.isExisting(), 'the approval is not on an Edit call');
-  assert.match(await approval.getText(), /auth\.rs/, 'the approval does not say which file');
+  assert.match(await textOf(approval), /auth\.rs/, 'the approval does not say which file');
   // Nothing happens until the person answers.
   await sleep(1000);
   assert.equal(fs.readFileSync(file, 'utf8'), original, 'the file changed before approval');
@@ -37,7 +37,7 @@ test('approving an Edit once from the conversation changes the file', async () =
   await byTestId(browser, 'approval', { extra: '[data-state="allow"]' });
   await waitFor(browser, 'the final answer', async () => {
     const msgs = await browser.$$('[data-testid="msg-assistant"]');
-    for (const m of msgs) if ((await m.getText()).includes('12 characters')) return true;
+    for (const m of msgs) if ((await textOf(m)).includes('12 characters')) return true;
     return false;
   });
   await screenshot(browser, cfg, '07-approval-done');

@@ -111,7 +111,6 @@ export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}
     port: cfg.driverPort,
     logLevel: 'warn',
     connectionRetryTimeout: startupTimeoutMs,
-    connectionRetryCount: 0,
     capabilities: {
       'wdio:enforceWebDriverClassic': true,
       'tauri:options': { application: cfg.binary, args: [projectPath] },
@@ -256,3 +255,12 @@ export async function pageText(browser) {
 }
 
 export { sleep };
+
+/**
+ * The text a person sees in an element. WebKitWebDriver's "Get Element Text" answers "" inside the
+ * Tauri webview here, so read the rendered `innerText` property instead.
+ */
+export async function textOf(el) {
+  const t = await el.getProperty('innerText');
+  return typeof t === 'string' ? t.trim() : '';
+}
