@@ -26,9 +26,19 @@ export CANOPY_DATA_DIR=${CANOPY_DATA_DIR:-$SCRATCH/data}
 ARGS=()
 [ -n "$FOLDER" ] && ARGS=("$(cd "$FOLDER" && pwd)")
 
+# A scratch HOME with an unlocked keyring: the settings screen asks the keychain for key status, and a
+# locked or missing keyring would put an unlock prompt on the virtual screen.
+export CANOPY_SHOT_HOME="$SCRATCH/home"
+mkdir -p "$CANOPY_SHOT_HOME"
+
 # Inside the virtual screen: start the app, wait, capture, stop the app by its own PID.
 CANOPY_SHOT_OUT="$OUT" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- env NO_AT_BRIDGE=1 \
     bash -c '
+        export HOME="$CANOPY_SHOT_HOME"
+        if command -v gnome-keyring-daemon >/dev/null; then
+            vars=$(printf %s canopy-shot | gnome-keyring-daemon --unlock --components=secrets)
+            set -a; eval "$vars"; set +a
+        fi
         "$0" "${@:3}" >"$2/app.log" 2>&1 &
         app=$!
         sleep "$1"
@@ -37,5 +47,7 @@ CANOPY_SHOT_OUT="$OUT" xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -
         fi
         import -window root "$CANOPY_SHOT_OUT"
         kill "$app"; wait "$app" 2>/dev/null || true
+        [ -n "${GNOME_KEYRING_PID:-}" ] && kill "$GNOME_KEYRING_PID" 2>/dev/null
+        true
     ' "$APP" "$WAIT" "$SCRATCH" "${ARGS[@]}"
 echo "$OUT"
