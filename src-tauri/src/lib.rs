@@ -132,3 +132,73 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
         .run(tauri::generate_context!())?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    fn source(path: &str) -> String {
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
+            .unwrap()
+    }
+
+    /// A command registered in the handler but missing from `build.rs` or the capability answers the
+    /// webview with "not allowed"; one granted but not registered is a dead permission.
+    #[test]
+    fn handler_manifest_and_capability_list_the_same_commands() {
+        let lib = source("src/lib.rs");
+        let handler = &lib[lib.find("generate_handler![").unwrap()..];
+        let handler: BTreeSet<String> = handler[..handler.find(']').unwrap()]
+            .split(',')
+            .filter_map(|entry| entry.trim().rsplit("::").next())
+            .filter(|name| !name.is_empty() && !name.contains('!') && !name.contains('['))
+            .map(str::to_string)
+            .collect();
+        let build = source("build.rs");
+        let manifest: BTreeSet<String> = build
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\","))
+            .map(str::to_string)
+            .collect();
+        let capability: serde_json::Value =
+            serde_json::from_str(&source("capabilities/main.json")).unwrap();
+        let granted: BTreeSet<String> = capability["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
+            .map(|p| p.replace('-', "_"))
+            .collect();
+        assert_eq!(handler.len(), 24, "{handler:?}");
+        assert_eq!(
+            handler, manifest,
+            "build.rs COMMANDS differs from the handler"
+        );
+        assert_eq!(
+            handler, granted,
+            "capabilities/main.json differs from the handler"
+        );
+        let others: Vec<&str> = capability["permissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p.as_str())
+            .filter(|p| !p.starts_with("allow-"))
+            .collect();
+        assert_eq!(
+            others,
+            ["core:event:default", "dialog:allow-open"],
+            "no fs or shell access"
+        );
+    }
+
+    #[test]
+    fn the_folder_argument_skips_flags() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(super::folder_argument(&args(&["canopy"])), None);
+        assert_eq!(
+            super::folder_argument(&args(&["canopy", "--verbose", "proj"])),
+            Some("proj")
+        );
+    }
+}
