@@ -342,3 +342,27 @@ fn runs_need_a_project_and_a_prompt() {
     );
     assert_eq!(t.ok("list_sessions", json!({})), json!([]));
 }
+
+#[test]
+fn a_remote_model_without_a_key_is_refused_before_any_call() {
+    let t = TestApp::with(Options {
+        env: HashMap::from([
+            ("CANOPY_MAIN_PROVIDER".to_string(), "openai".to_string()),
+            (
+                "CANOPY_MAIN_BASE_URL".to_string(),
+                "https://models.example.com/v1".to_string(),
+            ),
+        ]),
+        ..Options::default()
+    });
+    let dir = project(t.dirs.path());
+    t.ok("open_project", json!({ "path": dir }));
+    let (code, message) = t.err(
+        "start_run",
+        json!({"prompt": "hi", "onEvent": "__CHANNEL__:5"}),
+    );
+    assert_eq!(code, "missing_key");
+    assert!(message.contains("CANOPY_MAIN_API_KEY"), "{message}");
+    assert!(records(&t, 5).0.is_empty(), "no session was started");
+    assert_eq!(t.ok("list_sessions", json!({})), json!([]));
+}

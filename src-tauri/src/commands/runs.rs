@@ -42,9 +42,21 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
         .collect();
     let secrets = state.secrets().clone();
     tauri::async_runtime::spawn_blocking(move || {
+        // Checked here so a missing key is `missing_key` (the UI sends the person to Settings) rather
+        // than the runtime's generic failure to start the session.
+        canopy_config::require_api_key(
+            &settings,
+            canopy_protocol::ModelSlot::Main,
+            &|k: &str| env.get(k).cloned(),
+            secrets.as_ref(),
+        )?;
         let models = ConfiguredModels::new(settings.clone(), env, secrets);
         let keys = models.secrets();
-        Runtime::new(runtime_settings(&settings), Arc::new(models), keys)
+        Ok(Runtime::new(
+            runtime_settings(&settings),
+            Arc::new(models),
+            keys,
+        ))
     })
     .await
     .map_err(|e| {
@@ -52,7 +64,7 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
             ErrorCode::Platform,
             format!("could not prepare the run: {e}"),
         )
-    })
+    })?
 }
 
 /// The environment variables that carry API keys (model overrides are already in the settings).
