@@ -95,6 +95,17 @@ pub fn canonical_root(root: &Path) -> Result<PathBuf, ToolError> {
 
 /// Project-relative display form with `/` separators; `.` for the root itself.
 pub fn display_rel(rel: &Path) -> String {
+    // Fast path for the common case (walk results are clean and UTF-8): one allocation per path,
+    // which matters when Glob lists tens of thousands of files.
+    if let Some(text) = rel.to_str() {
+        if !text.is_empty()
+            && !text.starts_with('/')
+            && !text.ends_with('/')
+            && rel.components().all(|c| matches!(c, Component::Normal(_)))
+        {
+            return text.to_string();
+        }
+    }
     let parts: Vec<String> = rel
         .components()
         .filter_map(|c| match c {

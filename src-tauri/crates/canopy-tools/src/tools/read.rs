@@ -357,6 +357,39 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn huge_files_need_offset_or_limit_and_can_then_be_edited() {
+        let (dir, ctx) = project();
+        let line = format!("{}\n", "z".repeat(99));
+        let mut text = line.repeat(110_000);
+        text.push_str("the end\n");
+        std::fs::write(dir.path().join("big.log"), &text).unwrap();
+        let err = run(&ReadTool, &ctx, json!({"path": "big.log"}))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("10.5 MB"), "{err}");
+        assert!(err.to_string().contains("`offset` and `limit`"), "{err}");
+        let out = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "big.log", "offset": 110_001}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.content, "110001\tthe end\n");
+        // The streamed read recorded the same stamp a whole read would have, so Edit accepts it.
+        run(
+            &crate::EditTool,
+            &ctx,
+            json!({"path": "big.log", "old_string": "the end", "new_string": "THE END"}),
+        )
+        .await
+        .unwrap();
+        assert!(std::fs::read_to_string(dir.path().join("big.log"))
+            .unwrap()
+            .ends_with("THE END\n"));
+    }
+
+    #[tokio::test]
     async fn reading_outside_the_root_is_refused() {
         let (_dir, ctx) = project();
         let err = run(&ReadTool, &ctx, json!({"path": "../../etc/passwd"}))
