@@ -50,16 +50,15 @@ if [ -n "${CANOPY_APP_BINARY:-}" ]; then
     APP="$CANOPY_APP_BINARY"
 elif [ -x scripts/build-app.sh ]; then
     say "building the app with scripts/build-app.sh"
-    scripts/build-app.sh
-    # The newest of the two profiles is the one build-app.sh just made.
-    APP=$(ls -t "$TARGET_DIR/release/canopy" "$TARGET_DIR/debug/canopy" 2>/dev/null | head -n 1 || true)
+    # It prints the path of the binary (copied aside, so later cargo runs cannot replace it) last.
+    APP=$(scripts/build-app.sh | tail -n 1)
 else
     say "building the UI and the app (with the UI embedded)"
     (cd ui && npm ci --no-audit --no-fund && npm run build)
     cargo build -p canopy-app --features tauri/custom-protocol
     APP="$TARGET_DIR/debug/canopy"
 fi
-[ -n "$APP" ] && [ -x "$APP" ] || die "no app binary found (looked for $TARGET_DIR/{release,debug}/canopy); set CANOPY_APP_BINARY"
+[ -n "$APP" ] && [ -x "$APP" ] || die "no app binary at '$APP'; set CANOPY_APP_BINARY to one built with scripts/build-app.sh"
 APP=$(cd "$(dirname "$APP")" && pwd)/$(basename "$APP")
 say "building canopy-mock-llm"
 cargo build -p canopy-test-support --bin canopy-mock-llm
@@ -79,20 +78,23 @@ RUN_SID=""
 # Everything under xvfb-run runs in its own session (setsid): the app, WebKitWebDriver and the
 # WebKitNetworkProcess it leaves behind are re-parented when their parents exit, but keep the session id,
 # so cleanup can find exactly the processes this run started.
+in_session() { ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }'; }
 cleanup() {
     set +e
     if [ -n "$RUN_SID" ]; then
-        pids=$(ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }')
-        if [ -n "$pids" ]; then
+        for sig in TERM KILL; do
+            pids=$(in_session)
+            [ -n "$pids" ] || break
             # shellcheck disable=SC2086
-            kill -TERM $pids 2>/dev/null
-            sleep 1
-            pids=$(ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }')
-            # shellcheck disable=SC2086
-            [ -z "$pids" ] || kill -KILL $pids 2>/dev/null
-        fi
+            kill -"$sig" $pids 2>/dev/null
+            # Wait for them to be gone (reaped), so nothing from this run outlives the script.
+            for _ in $(seq 1 50); do
+                [ -n "$(in_session)" ] || break
+                sleep 0.1
+            done
+        done
     fi
-    [ -z "$MOCK_PID" ] || kill "$MOCK_PID" 2>/dev/null
+    [ -z "$MOCK_PID" ] || { kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; }
     rm -rf "$SCRATCH"
 }
 trap cleanup EXIT

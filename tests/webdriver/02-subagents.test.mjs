@@ -36,7 +36,7 @@ test('two parallel explore subagents appear, run and complete with budgets and t
       const kids = last.filter((n) => n.level === 2);
       return kids.length === 2 && kids.every((n) => n.status === 'completed');
     },
-    { timeout: 45000, interval: 100 },
+    { timeout: 45000, interval: 100, state: () => treeSnapshot(browser) },
   );
   const kids = last.filter((n) => n.level === 2);
   assert.deepEqual(kids.map((n) => n.label).sort(), [CONFIG, LOGIN].sort(), `tree rows: ${JSON.stringify(last)}`);

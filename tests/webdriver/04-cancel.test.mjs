@@ -23,7 +23,7 @@ test('cancelling the slow subagent leaves its sibling running to completion', as
       const kids = (await treeSnapshot(browser)).filter((n) => n.level === 2);
       return kids.length === 2 && kids.every((n) => n.status === 'running') ? kids : false;
     },
-    { timeout: 30000, interval: 100 },
+    { timeout: 30000, interval: 100, state: () => treeSnapshot(browser) },
   );
   const slow = both.find((n) => n.label === 'Slow search');
   const quick = both.find((n) => n.label === 'Quick search');
@@ -38,7 +38,7 @@ test('cancelling the slow subagent leaves its sibling running to completion', as
       const rows = await treeSnapshot(browser);
       return rows.find((n) => n.id === slow.id)?.status === 'cancelled' ? rows : false;
     },
-    { timeout: 10000, interval: 100 },
+    { timeout: 10000, interval: 100, state: () => treeSnapshot(browser) },
   );
   // The sibling was not touched: still working when its sibling was cancelled (it answers after 5 s).
   assert.equal(atCancel.find((n) => n.id === quick.id)?.status, 'running', `sibling after the cancel: ${JSON.stringify(atCancel)}`);
@@ -52,7 +52,7 @@ test('cancelling the slow subagent leaves its sibling running to completion', as
       const done = rows.find((n) => n.id === quick.id)?.status === 'completed' && rows.find((n) => n.level === 1)?.status === 'completed';
       return done ? rows : false;
     },
-    { timeout: 30000, interval: 150 },
+    { timeout: 30000, interval: 150, state: () => treeSnapshot(browser) },
   );
   assert.equal(end.find((n) => n.id === slow.id)?.status, 'cancelled', 'the cancelled node changed state afterwards');
   assert.match(end.find((n) => n.id === slow.id)?.statusText ?? '', /Cancelled/);

@@ -26,7 +26,7 @@ test('an earlier session is listed and reopens into the same views', async () =>
       const rows = await treeSnapshot(browser);
       return rows.length === 3 && rows.every((n) => n.status === 'completed') ? rows : false;
     },
-    { timeout: 45000 },
+    { timeout: 45000, state: () => treeSnapshot(browser) },
   );
   await app.close();
   app = null;

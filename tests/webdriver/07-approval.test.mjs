@@ -32,9 +32,15 @@ test('approving an Edit once from the conversation changes the file', async () =
   await screenshot(browser, cfg, '07-approval-pending');
 
   await (await approval.$('[data-testid="approve-once"]')).click();
-  await waitFor(browser, 'the edit to reach the file on disk', async () => fs.readFileSync(file, 'utf8').includes('password.len() >= 12'), { timeout: 15000 });
+  await waitFor(browser, 'the edit to reach the file on disk', async () => fs.readFileSync(file, 'utf8').includes('password.len() >= 12'), {
+    timeout: 15000,
+    state: () => tool.getAttribute('data-status'),
+  });
   assert.ok(!fs.readFileSync(file, 'utf8').includes('!password.is_empty()'), 'the old line is still there');
   await byTestId(browser, 'approval', { extra: '[data-state="allow"]' });
+  await waitFor(browser, 'the Edit call to end successfully', async () => (await tool.getAttribute('data-status')) === 'ok', {
+    state: () => tool.getAttribute('data-status'),
+  });
   await waitFor(browser, 'the final answer', async () => {
     const msgs = await browser.$$('[data-testid="msg-assistant"]');
     for (const m of msgs) if ((await textOf(m)).includes('12 characters')) return true;

@@ -154,8 +154,11 @@ export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}
   return { browser, pid, close, appAlive: () => pid === null || alive(pid) };
 }
 
-/** `browser.waitUntil` with a message that includes the last state seen. */
-export async function waitFor(browser, what, probe, { timeout = 20000, interval = 150 } = {}) {
+/**
+ * `browser.waitUntil` whose failure says what was awaited, the last value seen, `state()` (for a
+ * picture of the screen) and any error toast the app is showing.
+ */
+export async function waitFor(browser, what, probe, { timeout = 20000, interval = 150, state } = {}) {
   let last;
   let lastError;
   try {
@@ -172,7 +175,13 @@ export async function waitFor(browser, what, probe, { timeout = 20000, interval 
       { timeout, interval, timeoutMsg: 'timeout' },
     );
   } catch {
-    const seen = lastError !== undefined ? `error: ${lastError.message}` : `last value: ${JSON.stringify(last)}`;
+    let seen = lastError !== undefined ? `error: ${lastError.message}` : `last value: ${JSON.stringify(last)}`;
+    if (state !== undefined) seen += `; state: ${JSON.stringify(await Promise.resolve(state()).catch((e) => e.message))}`;
+    // An error the app showed the person is usually the reason.
+    const toast = await browser
+      .execute(() => document.querySelector('[data-testid="error-toast"]')?.innerText ?? null)
+      .catch(() => null);
+    if (toast) seen += `; the app shows the error: "${toast.trim()}"`;
     throw new Error(`timed out after ${timeout} ms waiting for ${what} (${seen})`);
   }
 }
