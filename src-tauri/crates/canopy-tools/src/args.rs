@@ -39,7 +39,11 @@ fn kind_of(value: &serde_json::Value) -> &'static str {
 
 /// The JSON schema of `T`, without the meta keys providers do not need.
 pub(crate) fn schema<T: JsonSchema>() -> serde_json::Value {
-    let mut value = schemars::schema_for!(T).to_value();
+    // Inlined sub-schemas: some OpenAI-compatible servers (local models) do not resolve `$ref`.
+    let generator = schemars::generate::SchemaSettings::default()
+        .with(|s| s.inline_subschemas = true)
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
     if let Some(map) = value.as_object_mut() {
         map.remove("$schema");
         map.remove("title");

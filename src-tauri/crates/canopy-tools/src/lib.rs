@@ -190,6 +190,12 @@ mod tests {
                 spec.name
             );
             assert!(spec.parameters.get("$schema").is_none());
+            let text = spec.parameters.to_string();
+            assert!(
+                !text.contains("$ref"),
+                "{}: sub-schemas must be inlined: {text}",
+                spec.name
+            );
             assert!(!spec.description.is_empty());
         }
     }
