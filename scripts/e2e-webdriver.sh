@@ -40,6 +40,8 @@ if [ -n "$missing" ]; then
     $sudo apt-get install -y --no-install-recommends $missing
 fi
 command -v node >/dev/null 2>&1 || die "node (20 or newer) is needed to run the tests"
+# cargo install puts binaries here, which a fresh shell may not have on PATH yet.
+export PATH="$PATH:${CARGO_HOME:-${HOME:-/root}/.cargo}/bin"
 if ! command -v tauri-driver >/dev/null 2>&1; then
     say "installing tauri-driver"
     cargo install tauri-driver --version '^2' --locked
