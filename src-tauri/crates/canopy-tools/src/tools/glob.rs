@@ -11,6 +11,7 @@ use globset::{GlobBuilder, GlobMatcher};
 use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
 use crate::tools::grep::walk_builder;
@@ -74,7 +75,8 @@ impl Tool for GlobTool {
         let args: GlobArgs = args::parse(args)?;
         let root = ctx.root.clone();
         let cancel = ctx.cancel.clone();
-        let task = tokio::task::spawn_blocking(move || glob(&root, &args));
+        let stop = cancel.clone();
+        let task = tokio::task::spawn_blocking(move || glob(&root, &args, &stop));
         tokio::select! {
             res = task => res.map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))?,
             _ = cancel.cancelled() => Err(ToolError::Cancelled),
@@ -82,7 +84,7 @@ impl Tool for GlobTool {
     }
 }
 
-fn glob(root: &Path, args: &GlobArgs) -> Result<ToolOutput, ToolError> {
+fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
     if max_results == 0 {
         return Err(ToolError::InvalidArguments(
@@ -125,6 +127,10 @@ fn glob(root: &Path, args: &GlobArgs) -> Result<ToolOutput, ToolError> {
             into: found,
         };
         Box::new(move |entry| {
+            // The caller stops waiting on cancel; this stops the walk itself soon after.
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };

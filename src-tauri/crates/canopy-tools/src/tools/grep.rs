@@ -16,6 +16,7 @@ use grep_searcher::{
 use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
 use crate::truncate;
@@ -109,7 +110,8 @@ impl Tool for GrepTool {
         let args: GrepArgs = args::parse(args)?;
         let root = ctx.root.clone();
         let cancel = ctx.cancel.clone();
-        let task = tokio::task::spawn_blocking(move || grep(&root, &args));
+        let stop = cancel.clone();
+        let task = tokio::task::spawn_blocking(move || grep(&root, &args, &stop));
         tokio::select! {
             res = task => res.map_err(|e| ToolError::Failed(format!("grep task failed: {e}")))?,
             _ = cancel.cancelled() => Err(ToolError::Cancelled),
@@ -126,7 +128,7 @@ struct FileHit {
     content: Option<Vec<u8>>,
 }
 
-fn grep(root: &Path, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
+fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
     if max_results == 0 {
         return Err(ToolError::InvalidArguments(
@@ -170,6 +172,10 @@ fn grep(root: &Path, args: &GrepArgs) -> Result<ToolOutput, ToolError> {
         let budget = &budget;
         let root = &root;
         Box::new(move |entry| {
+            // The caller stops waiting on cancel; this stops the walk itself soon after.
+            if cancel.is_cancelled() {
+                return WalkState::Quit;
+            }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
@@ -633,6 +639,16 @@ mod tests {
         .await
         .unwrap_err();
         assert!(err.to_string().contains("output_mode"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_reports_cancelled() {
+        let (_dir, ctx) = tree();
+        ctx.cancel.cancel();
+        let err = run(&GrepTool, &ctx, json!({"pattern": "needle"}))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::Cancelled), "{err}");
     }
 
     #[tokio::test]
