@@ -142,14 +142,17 @@ async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, j
             p.print(&r);
         }
     });
-    let ctrl_c_session = session.clone();
-    tokio::spawn(async move {
+    // Holding the session here would keep the event stream open after the run; the runtime and an
+    // id are enough to cancel it.
+    let (cancel_rt, cancel_id) = (runtime.clone(), session.session_id().to_string());
+    let ctrl_c = tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_ok() {
-            ctrl_c_session.cancel("user (Ctrl-C)");
+            cancel_rt.cancel(&cancel_id, "user (Ctrl-C)");
         }
     });
     let outcome = session.run(prompt).await.map_err(|e| e.to_string())?;
     let trace_path = session.trace_path();
+    ctrl_c.abort();
     drop(session);
     drop(runtime);
     let _ = printer.await;

@@ -34,7 +34,8 @@ pub struct Settings {
     /// What happens when an agent wants to edit, write, run a command or start a subagent.
     #[serde(default)]
     pub permissions: PermissionPolicy,
-    /// When true, a subagent's result must pass verification before the parent sees it as done.
+    /// When true, the `verify` subagent checks the main agent's final answer before the run counts as
+    /// completed; a FAIL sends its reasons back to the main agent once.
     #[serde(default)]
     pub verification_gate: bool,
 }

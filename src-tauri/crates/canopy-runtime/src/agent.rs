@@ -204,7 +204,7 @@ impl LoopState {
     }
 
     /// A budget that is already used up, checked before each ordinary call.
-    fn exhausted(&self) -> Option<(BudgetKind, u64, u64)> {
+    fn exhausted(&self, compacts: bool) -> Option<(BudgetKind, u64, u64)> {
         let b = self.budgets;
         if self.steps >= b.max_steps {
             return Some((BudgetKind::Steps, self.steps as u64, b.max_steps as u64));
@@ -212,7 +212,8 @@ impl LoopState {
         if self.usage.total() >= b.max_total_tokens {
             return Some((BudgetKind::TotalTokens, self.usage.total(), b.max_total_tokens));
         }
-        if self.context_tokens >= b.max_context_tokens {
+        // An agent that compacts handles a full context by compacting, not by stopping.
+        if !compacts && self.context_tokens >= b.max_context_tokens {
             return Some((BudgetKind::ContextTokens, self.context_tokens, b.max_context_tokens));
         }
         if self.elapsed_ms() >= b.max_wall_time_ms {
@@ -460,7 +461,7 @@ async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut Loop
             return Ending::reason(TerminalReason::Cancelled, None);
         }
         if !corrective_pending {
-            if let Some((kind, used, limit)) = st.exhausted() {
+            if let Some((kind, used, limit)) = st.exhausted(ctx.agent == AgentKind::Main) {
                 return final_call(ctx, history, st, kind, used, limit, cancel).await;
             }
         }
@@ -645,7 +646,7 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
         arguments: parsed.as_ref().cloned().unwrap_or_else(|_| Value::String(call.arguments.clone())),
         mutates: tool.as_ref().is_some_and(|t| t.mutates()),
     });
-    let started = Instant::now();
+    let started = Mutex::new(Instant::now());
     let done = |status: ToolStatus, content: String| -> Message {
         let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);
         ctx.trace.emit(TraceEvent::ToolCallEnd {
@@ -656,7 +657,7 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
             output_bytes: content.len() as u64,
             output_cap_bytes: ctx.runtime.settings.trace_output_cap as u64,
             truncated,
-            duration_ms: started.elapsed().as_millis() as u64,
+            duration_ms: started.lock().map(|s| s.elapsed().as_millis() as u64).unwrap_or(0),
         });
         Message::ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error: status != ToolStatus::Ok }
     };
@@ -699,6 +700,10 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
                 return done(ToolStatus::Denied, format!("Permission denied: {reason}. Do not retry the same call; explain or take another approach."));
             }
         }
+    }
+    // The tool's time starts after the gate: waiting for the person is not tool time.
+    if let Ok(mut s) = started.lock() {
+        *s = Instant::now();
     }
     let tctx = ToolContext {
         root: ctx.project_root.clone(),

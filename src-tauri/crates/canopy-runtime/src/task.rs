@@ -167,7 +167,7 @@ fn format_result(
 }
 
 pub(crate) enum Launched {
-    Done { outcome: AgentOutcome, child_session_id: String, model_id: String, fallback: bool, elapsed_ms: u64 },
+    Done { outcome: Box<AgentOutcome>, child_session_id: String, model_id: String, fallback: bool, elapsed_ms: u64 },
     NotStarted(ToolError),
 }
 
@@ -301,7 +301,7 @@ pub(crate) async fn launch(
             terminal_reason: reason,
         }),
     }
-    Launched::Done { outcome, child_session_id, model_id: model_info.model_id, fallback: model_info.fallback, elapsed_ms }
+    Launched::Done { outcome: Box::new(outcome), child_session_id, model_id: model_info.model_id, fallback: model_info.fallback, elapsed_ms }
 }
 
 /// The verification gate: runs the `verify` profile on the main agent's answer. Returns the reasons

@@ -205,7 +205,7 @@ pub fn read_trees(trace_dir: &Path) -> Vec<SessionNode> {
         Some(node)
     }
     let mut trees: Vec<SessionNode> = roots.iter().filter_map(|r| build(r, &mut nodes, &children_of)).collect();
-    trees.sort_by(|a, b| b.started_ms.cmp(&a.started_ms));
+    trees.sort_by_key(|t| std::cmp::Reverse(t.started_ms));
     trees
 }
 
