@@ -366,3 +366,65 @@ fn a_remote_model_without_a_key_is_refused_before_any_call() {
     assert!(records(&t, 5).0.is_empty(), "no session was started");
     assert_eq!(t.ok("list_sessions", json!({})), json!([]));
 }
+
+/// After a full run with a key stored through the command, nothing under the config dir or the data
+/// dir (settings, recent projects, every trace file) holds the key — even when the model repeats it.
+#[test]
+fn no_file_holds_the_api_key_after_a_full_run() {
+    const KEY: &str = "sk-live-canopy-leakcheck-0123456789abcdef";
+    let result = json!({"status": "completed", "summary": "found main", "findings": [], "evidence": ["src/main.rs:1"], "unresolved_questions": []}).to_string();
+    let script = Script::new()
+        .require_api_key(KEY)
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![call(
+                    "Task",
+                    json!({"description": "Find main", "prompt": "TASK-K find main", "subagent_type": "explore"}),
+                )]))
+                .turn(Turn::text(format!("Done. (The key you gave me is {KEY}.)"))),
+        )
+        .rule(Rule::new("child").first_user_contains("TASK-K").turn(Turn::text(result)));
+    let (t, _server) = app_with_model(script);
+    t.ok("set_api_key", json!({"slot": "main", "key": KEY}));
+    let settings = t.ok("get_settings", json!({}));
+    t.ok("save_settings", json!({"settings": settings}));
+    t.ok(
+        "start_run",
+        json!({"prompt": "Find main", "onEvent": "__CHANNEL__:90"}),
+    );
+    let end = wait_for(&t, 90, "run_ended", is_root_end);
+    assert_eq!(end["event"]["terminal_reason"], json!("completed"), "{end}");
+    let (all, _) = records(&t, 90);
+    assert!(
+        all.iter().any(|r| kind(r) == "subagent_completed"),
+        "the run reached a subagent"
+    );
+    assert!(
+        !serde_json::to_string(&all).unwrap().contains(KEY),
+        "key in a live event"
+    );
+
+    let mut checked = 0;
+    let mut stack = vec![t.config_dir(), t.data_dir()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(KEY),
+                "the key is in {}",
+                path.display()
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 4,
+        "settings, recent projects and three traces were checked ({checked})"
+    );
+}

@@ -1,6 +1,9 @@
 //! Shared set-up for the end-to-end tests: a fixture project on disk, settings pointing both model
 //! slots at the scripted loopback server, and a runner that collects every live trace record.
 
+// A test-only crate: a failed expect is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -8,7 +11,9 @@ use async_trait::async_trait;
 use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
 use canopy_protocol::{ModelSlot, ProviderKind, SecretString, TraceEvent, TraceRecord};
 use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
-use canopy_runtime::{ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions};
+use canopy_runtime::{
+    ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions,
+};
 use canopy_test_support::MockServer;
 
 /// The API key the scripted server demands in these tests.
@@ -24,11 +29,23 @@ pub fn fixture_project() -> tempfile::TempDir {
         "use crate::config::Config;\n\npub fn login(user: &str, password: &str) -> bool {\n    check_password(user, password)\n}\n\nfn check_password(_user: &str, password: &str) -> bool {\n    !password.is_empty()\n}\n",
     )
     .expect("write");
-    std::fs::write(root.join("src/config.rs"), "pub struct Config {\n    pub session_timeout_secs: u64,\n}\n").expect("write");
-    std::fs::write(root.join("README.md"), "# Fixture\n\nA tiny project with a login function.\n").expect("write");
+    std::fs::write(
+        root.join("src/config.rs"),
+        "pub struct Config {\n    pub session_timeout_secs: u64,\n}\n",
+    )
+    .expect("write");
+    std::fs::write(
+        root.join("README.md"),
+        "# Fixture\n\nA tiny project with a login function.\n",
+    )
+    .expect("write");
     std::fs::write(root.join(".gitignore"), "target/\n").expect("write");
     std::fs::create_dir_all(root.join("target")).expect("mkdir");
-    std::fs::write(root.join("target/junk.rs"), "pub fn login_in_build_output() {}\n").expect("write");
+    std::fs::write(
+        root.join("target/junk.rs"),
+        "pub fn login_in_build_output() {}\n",
+    )
+    .expect("write");
     dir
 }
 
@@ -47,14 +64,22 @@ pub fn settings_for(server: &MockServer, provider: ProviderKind, with_light: boo
         output_price_per_mtok: None,
         max_output_tokens: 4_096,
     };
-    Settings { main: slot("mock-main"), light: with_light.then(|| slot("mock-light")), ..Settings::default() }
+    Settings {
+        main: slot("mock-main"),
+        light: with_light.then(|| slot("mock-light")),
+        ..Settings::default()
+    }
 }
 
 /// A key store holding the test key for both slots.
 pub fn key_store() -> Arc<dyn SecretStore> {
     let store = MemoryStore::new();
-    store.set(ModelSlot::Main, &SecretString::new(TEST_KEY)).expect("set key");
-    store.set(ModelSlot::Light, &SecretString::new(TEST_KEY)).expect("set key");
+    store
+        .set(ModelSlot::Main, &SecretString::new(TEST_KEY))
+        .expect("set key");
+    store
+        .set(ModelSlot::Light, &SecretString::new(TEST_KEY))
+        .expect("set key");
     Arc::new(store)
 }
 
@@ -78,14 +103,22 @@ pub struct ScriptedApprover {
 impl ScriptedApprover {
     /// Answers `answer` for `tool`; anything else is denied.
     pub fn new(answers: &[(&str, ApprovalAnswer)]) -> Arc<Self> {
-        Arc::new(ScriptedApprover { answers: answers.iter().map(|(t, a)| (t.to_string(), *a)).collect(), asked: Mutex::new(Vec::new()) })
+        Arc::new(ScriptedApprover {
+            answers: answers.iter().map(|(t, a)| (t.to_string(), *a)).collect(),
+            asked: Mutex::new(Vec::new()),
+        })
     }
 }
 
 #[async_trait]
 impl Approver for ScriptedApprover {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer {
-        let answer = self.answers.iter().find(|(t, _)| *t == request.tool).map(|(_, a)| *a).unwrap_or(ApprovalAnswer::Deny);
+        let answer = self
+            .answers
+            .iter()
+            .find(|(t, _)| *t == request.tool)
+            .map(|(_, a)| *a)
+            .unwrap_or(ApprovalAnswer::Deny);
         self.asked.lock().expect("lock").push(request);
         answer
     }
@@ -106,7 +139,10 @@ pub struct Ran {
 impl Ran {
     /// Records of one session.
     pub fn of(&self, session: &str) -> Vec<&TraceRecord> {
-        self.records.iter().filter(|r| r.session_id == session).collect()
+        self.records
+            .iter()
+            .filter(|r| r.session_id == session)
+            .collect()
     }
 
     /// Events of one session.
@@ -119,7 +155,9 @@ impl Ran {
         self.records
             .iter()
             .filter_map(|r| match &r.event {
-                TraceEvent::SubagentRequested { child_session_id, .. } if r.session_id == self.root => Some(child_session_id.clone()),
+                TraceEvent::SubagentRequested {
+                    child_session_id, ..
+                } if r.session_id == self.root => Some(child_session_id.clone()),
                 _ => None,
             })
             .collect()
@@ -138,7 +176,12 @@ pub async fn run_prompt(
 ) -> Ran {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let session = runtime
-        .start_session(SessionOptions { project_root: project.to_path_buf(), trace_dir: trace_dir.to_path_buf(), approver, events: tx })
+        .start_session(SessionOptions {
+            project_root: project.to_path_buf(),
+            trace_dir: trace_dir.to_path_buf(),
+            approver,
+            events: tx,
+        })
         .expect("start session");
     let root = session.session_id().to_string();
     let rt = runtime.clone();
@@ -150,8 +193,22 @@ pub async fn run_prompt(
         }
         out
     });
-    let outcome = tokio::time::timeout(std::time::Duration::from_secs(60), session.run(prompt.to_string())).await.expect("run finished in time").expect("run");
+    let outcome = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        session.run(prompt.to_string()),
+    )
+    .await
+    .expect("run finished in time")
+    .expect("run");
     drop(session);
-    let records = tokio::time::timeout(std::time::Duration::from_secs(10), collector).await.expect("stream closed").expect("collector");
-    Ran { outcome, records, root, trace_dir: trace_dir.to_path_buf() }
+    let records = tokio::time::timeout(std::time::Duration::from_secs(10), collector)
+        .await
+        .expect("stream closed")
+        .expect("collector");
+    Ran {
+        outcome,
+        records,
+        root,
+        trace_dir: trace_dir.to_path_buf(),
+    }
 }

@@ -1,17 +1,24 @@
 //! Loop edge cases and traces on disk: compaction inside one long task, the wall-time budget, empty
 //! responses, `max_tokens` continuation, and traces that survive truncation and crashes.
 
+// Test code: a failed expect is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::io::Write;
 
 use canopy_e2e::*;
-use canopy_protocol::{BudgetKind, Budgets, ModelSlot, ProviderKind, ResultStatus, TerminalReason, TraceEvent};
+use canopy_protocol::{
+    BudgetKind, Budgets, ModelSlot, ProviderKind, ResultStatus, TerminalReason, TraceEvent,
+};
 use canopy_runtime::trace_reader::{self, SessionStatus};
 use canopy_test_support::{call, Fault, MockServer, Rule, Script, Turn};
 use serde_json::json;
 
 fn big_files(project: &std::path::Path, n: usize) {
     for i in 1..=n {
-        let body: String = (0..120).map(|l| format!("// filler line {l} of big{i}: lorem ipsum dolor sit amet\n")).collect();
+        let body: String = (0..120)
+            .map(|l| format!("// filler line {l} of big{i}: lorem ipsum dolor sit amet\n"))
+            .collect();
         std::fs::write(project.join(format!("big{i}.rs")), body).expect("write");
     }
 }
@@ -21,8 +28,19 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
     let project = fixture_project();
     big_files(project.path(), 4);
     let script = Script::new()
-        .rule(Rule::new("summariser").system_contains("You compress").turn(Turn::text("Read big1..big3: filler only, nothing about login.")))
-        .rule(Rule::new("after").system_contains("You are Canopy").any_message_contains("[Summary of the earlier conversation").turn(Turn::text("Done after compaction.")))
+        .rule(
+            Rule::new("summariser")
+                .system_contains("You compress")
+                .turn(Turn::text(
+                    "Read big1..big3: filler only, nothing about login.",
+                )),
+        )
+        .rule(
+            Rule::new("after")
+                .system_contains("You are Canopy")
+                .any_message_contains("[Summary of the earlier conversation")
+                .turn(Turn::text("Done after compaction.")),
+        )
         .rule(
             Rule::new("main")
                 .system_contains("You are Canopy")
@@ -35,15 +53,52 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
     let server = MockServer::start(script).await.expect("server");
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |rs| {
-        rs.profile_overrides.insert("main".into(), (Budgets { max_steps: 30, max_context_tokens: 6_000, max_total_tokens: 1_000_000, max_wall_time_ms: 60_000 }, ModelSlot::Main));
+        rs.profile_overrides.insert(
+            "main".into(),
+            (
+                Budgets {
+                    max_steps: 30,
+                    max_context_tokens: 6_000,
+                    max_total_tokens: 1_000_000,
+                    max_wall_time_ms: 60_000,
+                },
+                ModelSlot::Main,
+            ),
+        );
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "Read the big files one by one", |_, _| {}).await;
-    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed, "{:?}", ran.outcome.error);
-    assert_eq!(ran.outcome.final_text.as_deref(), Some("Done after compaction."));
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "Read the big files one by one",
+        |_, _| {},
+    )
+    .await;
+    assert_eq!(
+        ran.outcome.terminal_reason,
+        TerminalReason::Completed,
+        "{:?}",
+        ran.outcome.error
+    );
+    assert_eq!(
+        ran.outcome.final_text.as_deref(),
+        Some("Done after compaction.")
+    );
     let compacted = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::Compacted { tokens_before, tokens_after, messages_before, messages_after, summary } => {
-            Some((*tokens_before, *tokens_after, *messages_before, *messages_after, summary.clone()))
-        }
+        TraceEvent::Compacted {
+            tokens_before,
+            tokens_after,
+            messages_before,
+            messages_after,
+            summary,
+        } => Some((
+            *tokens_before,
+            *tokens_after,
+            *messages_before,
+            *messages_after,
+            summary.clone(),
+        )),
         _ => None,
     });
     let (tb, ta, mb, ma, summary) = compacted.expect("compaction fired");
@@ -68,18 +123,45 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Anthropic, true), |rs| {
-        rs.final_call_grace_ms = 10_000;
-        rs.profile_overrides.insert("explore".into(), (Budgets { max_steps: 12, max_context_tokens: 16_000, max_total_tokens: 32_000, max_wall_time_ms: 500 }, ModelSlot::Light));
-    });
+    let rt = runtime(
+        &settings_for(&server, ProviderKind::Anthropic, true),
+        |rs| {
+            rs.final_call_grace_ms = 10_000;
+            rs.profile_overrides.insert(
+                "explore".into(),
+                (
+                    Budgets {
+                        max_steps: 12,
+                        max_context_tokens: 16_000,
+                        max_total_tokens: 32_000,
+                        max_wall_time_ms: 500,
+                    },
+                    ModelSlot::Light,
+                ),
+            );
+        },
+    );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
-    assert!(ran.events(child).iter().any(|e| matches!(e, TraceEvent::BudgetExhausted { budget: BudgetKind::WallTime, .. })));
+    assert!(ran.events(child).iter().any(|e| matches!(
+        e,
+        TraceEvent::BudgetExhausted {
+            budget: BudgetKind::WallTime,
+            ..
+        }
+    )));
     let done = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::SubagentCompleted { terminal_reason, result, .. } => Some((*terminal_reason, result.status)),
+        TraceEvent::SubagentCompleted {
+            terminal_reason,
+            result,
+            ..
+        } => Some((*terminal_reason, result.status)),
         _ => None,
     });
-    assert_eq!(done, Some((TerminalReason::TimeBudget, ResultStatus::Partial)));
+    assert_eq!(
+        done,
+        Some((TerminalReason::TimeBudget, ResultStatus::Partial))
+    );
 }
 
 #[tokio::test]
@@ -87,27 +169,53 @@ async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
     let script = Script::new().rule(
         Rule::new("main")
             .system_contains("You are Canopy")
-            .turn(Turn::text("The first half, ").finish_reason("length").fault(Fault::empty()))
+            .turn(
+                Turn::text("The first half, ")
+                    .finish_reason("length")
+                    .fault(Fault::empty()),
+            )
             .turn(Turn::text("and the second half.")),
     );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "write a long answer", |_, _| {}).await;
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "write a long answer",
+        |_, _| {},
+    )
+    .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
-    assert_eq!(ran.outcome.final_text.as_deref(), Some("The first half, and the second half."));
-    let calls = ran.events(&ran.root).iter().filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. })).count();
+    assert_eq!(
+        ran.outcome.final_text.as_deref(),
+        Some("The first half, and the second half.")
+    );
+    let calls = ran
+        .events(&ran.root)
+        .iter()
+        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
+        .count();
     assert_eq!(calls, 3, "empty, retried, continued");
 }
 
 #[tokio::test]
 async fn twice_empty_ends_with_empty_response() {
-    let script = Script::new().rule(Rule::new("main").system_contains("You are Canopy").turn(Turn::text("x").fault(Fault::empty().times(5))));
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("x").fault(Fault::empty().times(5))),
+    );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Anthropic, false), |_| {});
+    let rt = runtime(
+        &settings_for(&server, ProviderKind::Anthropic, false),
+        |_| {},
+    );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "hello", |_, _| {}).await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::EmptyResponse);
 }
@@ -128,39 +236,78 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "first prompt", |_, _| {}).await;
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "first prompt",
+        |_, _| {},
+    )
+    .await;
 
     // Round trip: what was published live (minus live-only deltas) is exactly what is on disk.
     let records = trace_reader::load_session_tree(traces.path(), &ran.root).expect("load");
-    let live: Vec<_> = ran.records.iter().filter(|r| r.event.is_persisted()).cloned().collect();
+    let live: Vec<_> = ran
+        .records
+        .iter()
+        .filter(|r| r.event.is_persisted())
+        .cloned()
+        .collect();
     assert_eq!(records.len(), live.len());
     for r in &live {
         assert!(records.contains(r), "missing on disk: {:?}", r.event.kind());
     }
     // Sequence numbers run without gaps per file.
     for id in [ran.root.clone(), ran.children()[0].clone()] {
-        let file = trace_reader::read_session_file(&traces.path().join(format!("{id}.jsonl"))).expect("file");
-        assert!(file.records.iter().enumerate().all(|(i, r)| r.seq == i as u64));
+        let file = trace_reader::read_session_file(&traces.path().join(format!("{id}.jsonl")))
+            .expect("file");
+        assert!(file
+            .records
+            .iter()
+            .enumerate()
+            .all(|(i, r)| r.seq == i as u64));
     }
 
     // A crash mid-line leaves a readable trace.
     let child_file = traces.path().join(format!("{}.jsonl", ran.children()[0]));
-    std::fs::OpenOptions::new().append(true).open(&child_file).expect("open").write_all(b"{\"v\":1,\"seq\":99,\"ts_ms\":").expect("write");
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&child_file)
+        .expect("open")
+        .write_all(b"{\"v\":1,\"seq\":99,\"ts_ms\":")
+        .expect("write");
     let trees = trace_reader::read_trees(traces.path());
     assert_eq!(trees.len(), 1);
     assert_eq!(trees[0].children[0].skipped_lines, 1);
     assert_eq!(trees[0].children[0].status, SessionStatus::Completed);
 
     // A run that never ended (killed) is listed as interrupted, not running.
-    let crashed = ran.of(&ran.root).iter().take(2).map(|r| serde_json::to_string(r).expect("json")).collect::<Vec<_>>().join("\n").replace(&ran.root, "s-crashed");
+    let crashed = ran
+        .of(&ran.root)
+        .iter()
+        .take(2)
+        .map(|r| serde_json::to_string(r).expect("json"))
+        .collect::<Vec<_>>()
+        .join("\n")
+        .replace(&ran.root, "s-crashed");
     std::fs::write(traces.path().join("s-crashed.jsonl"), crashed + "\n").expect("write");
     let list = trace_reader::list_root_sessions(traces.path());
     assert_eq!(list.len(), 2);
-    let crashed = list.iter().find(|s| s.session_id == "s-crashed").expect("listed");
+    let crashed = list
+        .iter()
+        .find(|s| s.session_id == "s-crashed")
+        .expect("listed");
     assert_eq!(crashed.status, SessionStatus::Interrupted);
     assert_eq!(crashed.terminal_reason, Some(TerminalReason::Interrupted));
-    let ok = list.iter().find(|s| s.session_id == ran.root).expect("listed");
-    assert_eq!((ok.status, ok.sessions, ok.title.as_str()), (SessionStatus::Completed, 2, "first prompt"));
+    let ok = list
+        .iter()
+        .find(|s| s.session_id == ran.root)
+        .expect("listed");
+    assert_eq!(
+        (ok.status, ok.sessions, ok.title.as_str()),
+        (SessionStatus::Completed, 2, "first prompt")
+    );
 
     // Deleting a session removes its whole tree.
     trace_reader::delete_session_tree(traces.path(), &ran.root).expect("delete");

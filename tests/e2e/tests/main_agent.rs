@@ -1,15 +1,23 @@
 //! The main agent end to end over both wire formats: Grep and Read in parallel, an Edit and a Bash
 //! call through approvals, a final answer; plus retries, denial, and secrets kept out of traces.
 
+// Test code: a failed expect is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use canopy_e2e::*;
-use canopy_protocol::{Decision, DecisionSource, ProviderKind, TerminalReason, ToolStatus, TraceEvent};
+use canopy_protocol::{
+    Decision, DecisionSource, ProviderKind, TerminalReason, ToolStatus, TraceEvent,
+};
 use canopy_runtime::ApprovalAnswer;
 use canopy_test_support::{call, Fault, MockServer, Rule, Script, Turn};
 use serde_json::json;
 
 fn main_script(with_fault: bool) -> Script {
     let mut first = Turn::tools(vec![
-        call("Grep", json!({"pattern": "fn login", "output_mode": "content"})),
+        call(
+            "Grep",
+            json!({"pattern": "fn login", "output_mode": "content"}),
+        ),
         call("Read", json!({"path": "src/auth.rs"})),
     ])
     .chunk_bytes(5);
@@ -30,25 +38,57 @@ fn main_script(with_fault: bool) -> Script {
 }
 
 async fn edit_and_bash_through_approvals(provider: ProviderKind) {
-    let server = MockServer::start(main_script(provider == ProviderKind::Anthropic)).await.expect("server");
+    let server = MockServer::start(main_script(provider == ProviderKind::Anthropic))
+        .await
+        .expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, provider, true), |_| {});
-    let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::AllowOnce), ("Bash", ApprovalAnswer::AllowSession)]);
-    let ran = run_prompt(&rt, project.path(), traces.path(), Some(approver.clone()), "Make passwords need 12 characters", |_, _| {}).await;
+    let approver = ScriptedApprover::new(&[
+        ("Edit", ApprovalAnswer::AllowOnce),
+        ("Bash", ApprovalAnswer::AllowSession),
+    ]);
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        Some(approver.clone()),
+        "Make passwords need 12 characters",
+        |_, _| {},
+    )
+    .await;
 
-    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed, "{:?}", ran.outcome.error);
+    assert_eq!(
+        ran.outcome.terminal_reason,
+        TerminalReason::Completed,
+        "{:?}",
+        ran.outcome.error
+    );
     let source = std::fs::read_to_string(project.path().join("src/auth.rs")).expect("read");
-    assert!(source.contains("password.len() >= 12"), "the edit reached the file: {source}");
+    assert!(
+        source.contains("password.len() >= 12"),
+        "the edit reached the file: {source}"
+    );
 
     // Both mutating calls went to the person, in order, and nothing else did.
-    let asked: Vec<String> = approver.asked.lock().expect("lock").iter().map(|r| r.tool.clone()).collect();
+    let asked: Vec<String> = approver
+        .asked
+        .lock()
+        .expect("lock")
+        .iter()
+        .map(|r| r.tool.clone())
+        .collect();
     assert_eq!(asked, ["Edit", "Bash"]);
     let events = ran.events(&ran.root);
     let decided: Vec<(String, Decision, DecisionSource)> = events
         .iter()
         .filter_map(|e| match e {
-            TraceEvent::PermissionDecided { tool, decision, source, .. } => Some((tool.clone(), *decision, *source)),
+            TraceEvent::PermissionDecided {
+                tool,
+                decision,
+                source,
+                ..
+            } => Some((tool.clone(), *decision, *source)),
             _ => None,
         })
         .collect();
@@ -60,19 +100,40 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
     let ends: Vec<(String, ToolStatus, String)> = events
         .iter()
         .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd { tool, status, output, .. } => Some((tool.clone(), *status, output.clone())),
+            TraceEvent::ToolCallEnd {
+                tool,
+                status,
+                output,
+                ..
+            } => Some((tool.clone(), *status, output.clone())),
             _ => None,
         })
         .collect();
     assert_eq!(ends.len(), 4, "{ends:?}");
-    assert!(ends.iter().all(|(_, s, _)| *s == ToolStatus::Ok), "{ends:?}");
-    assert!(ends.iter().any(|(t, _, o)| t == "Bash" && o.contains("checked")), "{ends:?}");
+    assert!(
+        ends.iter().all(|(_, s, _)| *s == ToolStatus::Ok),
+        "{ends:?}"
+    );
+    assert!(
+        ends.iter()
+            .any(|(t, _, o)| t == "Bash" && o.contains("checked")),
+        "{ends:?}"
+    );
 
     // The answer streamed, and the key it echoed never reached the trace (live or on disk).
-    assert!(events.iter().any(|e| matches!(e, TraceEvent::AssistantDelta { .. })));
-    assert!(ran.outcome.final_text.as_deref().is_some_and(|t| t.contains("12 characters")));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, TraceEvent::AssistantDelta { .. })));
+    assert!(ran
+        .outcome
+        .final_text
+        .as_deref()
+        .is_some_and(|t| t.contains("12 characters")));
     for r in &ran.records {
-        assert!(!serde_json::to_string(r).expect("json").contains(TEST_KEY), "key leaked into a live record");
+        assert!(
+            !serde_json::to_string(r).expect("json").contains(TEST_KEY),
+            "key leaked into a live record"
+        );
     }
     for entry in std::fs::read_dir(traces.path()).expect("dir") {
         let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
@@ -80,11 +141,18 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
         assert!(text.contains("[REDACTED]"));
     }
     if provider == ProviderKind::Anthropic {
-        assert!(events.iter().any(|e| matches!(e, TraceEvent::ModelRetry { delay_ms, .. } if *delay_ms >= 900)), "429 was retried after Retry-After");
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, TraceEvent::ModelRetry { delay_ms, .. } if *delay_ms >= 900)),
+            "429 was retried after Retry-After"
+        );
     }
     // The run ended with totals that add up.
     match events.last() {
-        Some(TraceEvent::RunEnded { totals, tool_calls, .. }) => {
+        Some(TraceEvent::RunEnded {
+            totals, tool_calls, ..
+        }) => {
             assert_eq!(totals.steps, 4);
             assert_eq!(*tool_calls, 4);
             assert!(totals.total_tokens > 0);
@@ -108,9 +176,18 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
     let script = Script::new().rule(
         Rule::new("main")
             .system_contains("You are Canopy")
-            .turn(Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))]))
-            .turn(Turn::tools(vec![call("Edit", json!({"path": "src/config.rs", "old_string": "u64", "new_string": "u32"}))]))
-            .turn(Turn::tools(vec![call("Frobnicate", json!({})), call("Read", json!({"path": "../outside.txt"}))]))
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/config.rs"}),
+            )]))
+            .turn(Turn::tools(vec![call(
+                "Edit",
+                json!({"path": "src/config.rs", "old_string": "u64", "new_string": "u32"}),
+            )]))
+            .turn(Turn::tools(vec![
+                call("Frobnicate", json!({})),
+                call("Read", json!({"path": "../outside.txt"})),
+            ]))
             .turn(Turn::text("I could not change it.")),
     );
     let server = MockServer::start(script).await.expect("server");
@@ -118,24 +195,49 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
     let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::Deny)]);
-    let ran = run_prompt(&rt, project.path(), traces.path(), Some(approver), "Change the timeout type", |_, _| {}).await;
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        Some(approver),
+        "Change the timeout type",
+        |_, _| {},
+    )
+    .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
-    assert!(std::fs::read_to_string(project.path().join("src/config.rs")).expect("read").contains("u64"));
+    assert!(
+        std::fs::read_to_string(project.path().join("src/config.rs"))
+            .expect("read")
+            .contains("u64")
+    );
     let ends: Vec<(String, ToolStatus, String)> = ran
         .events(&ran.root)
         .iter()
         .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd { tool, status, output, .. } => Some((tool.clone(), *status, output.clone())),
+            TraceEvent::ToolCallEnd {
+                tool,
+                status,
+                output,
+                ..
+            } => Some((tool.clone(), *status, output.clone())),
             _ => None,
         })
         .collect();
     assert_eq!(ends[1].1, ToolStatus::Denied);
     assert!(ends[1].2.contains("denied"), "{:?}", ends[1]);
     assert_eq!(ends[2].1, ToolStatus::Error);
-    assert!(ends[2].2.contains("unknown tool `Frobnicate`"), "{:?}", ends[2]);
+    assert!(
+        ends[2].2.contains("unknown tool `Frobnicate`"),
+        "{:?}",
+        ends[2]
+    );
     assert_eq!(ends[3].1, ToolStatus::Error);
     // What the model was told about the denial and the bad tool is in its next request.
-    let last = server.requests().last().map(|r| r.body.to_string()).unwrap_or_default();
+    let last = server
+        .requests()
+        .last()
+        .map(|r| r.body.to_string())
+        .unwrap_or_default();
     assert!(last.contains("unknown tool"), "the model saw the errors");
 }
 
@@ -144,21 +246,43 @@ async fn headless_ask_without_approver_is_denied_not_silently_allowed() {
     let script = Script::new().rule(
         Rule::new("main")
             .system_contains("You are Canopy")
-            .turn(Turn::tools(vec![call("Bash", json!({"command": "touch created-by-bash"}))]))
+            .turn(Turn::tools(vec![call(
+                "Bash",
+                json!({"command": "touch created-by-bash"}),
+            )]))
             .turn(Turn::text("ok")),
     );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "run it", |_, _| {}).await;
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "run it",
+        |_, _| {},
+    )
+    .await;
     assert!(!project.path().join("created-by-bash").exists());
-    assert!(ran.events(&ran.root).iter().any(|e| matches!(e, TraceEvent::PermissionDecided { source: DecisionSource::NoApprover, decision: Decision::Deny, .. })));
+    assert!(ran.events(&ran.root).iter().any(|e| matches!(
+        e,
+        TraceEvent::PermissionDecided {
+            source: DecisionSource::NoApprover,
+            decision: Decision::Deny,
+            ..
+        }
+    )));
 }
 
 #[tokio::test]
 async fn provider_failure_ends_with_model_error_and_a_clear_message() {
-    let script = Script::new().rule(Rule::new("main").system_contains("You are Canopy").turn(Turn::text("x").fault(Fault::status(500).times(10))));
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("x").fault(Fault::status(500).times(10))),
+    );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
@@ -167,5 +291,12 @@ async fn provider_failure_ends_with_model_error_and_a_clear_message() {
     let rt = runtime(&settings, |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "hello", |_, _| {}).await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::ModelError);
-    assert!(ran.outcome.error.as_deref().is_some_and(|e| e.contains("500")), "{:?}", ran.outcome.error);
+    assert!(
+        ran.outcome
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("500")),
+        "{:?}",
+        ran.outcome.error
+    );
 }

@@ -2,19 +2,26 @@
 //! result contract's corrective turn, budgets that end in a partial result, cancelling one child,
 //! light → main fallback, context isolation, and the trace tree read back from disk.
 
+// Test code: a failed expect is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use canopy_e2e::*;
 use canopy_protocol::{
-    BudgetKind, Budgets, DecisionSource, EvidenceState, ModelSlot, ProviderKind, ResultStatus, TerminalReason, ToolStatus, TraceEvent,
+    BudgetKind, Budgets, DecisionSource, EvidenceState, ModelSlot, ProviderKind, ResultStatus,
+    TerminalReason, ToolStatus, TraceEvent,
 };
 use canopy_runtime::trace_reader;
 use canopy_test_support::{call, call_raw, MockServer, Rule, Script, Turn};
 use serde_json::json;
 
 fn task(description: &str, prompt: &str) -> canopy_test_support::ScriptedCall {
-    call("Task", json!({"description": description, "prompt": prompt, "subagent_type": "explore"}))
+    call(
+        "Task",
+        json!({"description": description, "prompt": prompt, "subagent_type": "explore"}),
+    )
 }
 
 fn explore_result(summary: &str, evidence: &[&str]) -> String {
@@ -22,38 +29,83 @@ fn explore_result(summary: &str, evidence: &[&str]) -> String {
 }
 
 fn main_rule(calls: Vec<canopy_test_support::ScriptedCall>) -> Rule {
-    Rule::new("main").system_contains("You are Canopy").turn(Turn::tools(calls)).turn(Turn::text("Both searches are done."))
+    Rule::new("main")
+        .system_contains("You are Canopy")
+        .turn(Turn::tools(calls))
+        .turn(Turn::text("Both searches are done."))
 }
 
 fn explore_rule(marker: &str) -> Rule {
-    Rule::new(marker).system_contains("explore subagent").first_user_contains(marker)
+    Rule::new(marker)
+        .system_contains("explore subagent")
+        .first_user_contains(marker)
 }
 
 fn started_and_ended(ran: &Ran, session: &str) -> (u64, u64) {
     let recs = ran.of(session);
-    (recs.first().map(|r| r.ts_ms).unwrap_or(0), recs.last().map(|r| r.ts_ms).unwrap_or(0))
+    (
+        recs.first().map(|r| r.ts_ms).unwrap_or(0),
+        recs.last().map(|r| r.ts_ms).unwrap_or(0),
+    )
 }
 
 #[tokio::test]
 async fn two_parallel_explore_children_return_checked_evidence() {
     let script = Script::new()
-        .rule(main_rule(vec![task("Find the login code", "TASK-A: where is login implemented?"), task("Find the config", "TASK-B: what does Config hold?")]))
+        .rule(main_rule(vec![
+            task("Find the login code", "TASK-A: where is login implemented?"),
+            task("Find the config", "TASK-B: what does Config hold?"),
+        ]))
         .rule(
             explore_rule("TASK-A")
-                .turn(Turn::tools(vec![call("Grep", json!({"pattern": "fn login", "output_mode": "content"}))]).first_byte_delay_ms(300))
-                .turn(Turn::text(explore_result("login is in src/auth.rs", &["src/auth.rs:3"])).first_byte_delay_ms(200)),
+                .turn(
+                    Turn::tools(vec![call(
+                        "Grep",
+                        json!({"pattern": "fn login", "output_mode": "content"}),
+                    )])
+                    .first_byte_delay_ms(300),
+                )
+                .turn(
+                    Turn::text(explore_result(
+                        "login is in src/auth.rs",
+                        &["src/auth.rs:3"],
+                    ))
+                    .first_byte_delay_ms(200),
+                ),
         )
         .rule(
             explore_rule("TASK-B")
-                .turn(Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))]).first_byte_delay_ms(300))
-                .turn(Turn::text(explore_result("Config holds a session timeout", &["src/config.rs:2", "src/config.rs:40"])).first_byte_delay_ms(200)),
+                .turn(
+                    Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))])
+                        .first_byte_delay_ms(300),
+                )
+                .turn(
+                    Turn::text(explore_result(
+                        "Config holds a session timeout",
+                        &["src/config.rs:2", "src/config.rs:40"],
+                    ))
+                    .first_byte_delay_ms(200),
+                ),
         );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "Explain login and config", |_, _| {}).await;
-    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed, "{:?}", ran.outcome.error);
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "Explain login and config",
+        |_, _| {},
+    )
+    .await;
+    assert_eq!(
+        ran.outcome.terminal_reason,
+        TerminalReason::Completed,
+        "{:?}",
+        ran.outcome.error
+    );
 
     let children = ran.children();
     assert_eq!(children.len(), 2);
@@ -67,7 +119,13 @@ async fn two_parallel_explore_children_return_checked_evidence() {
                 assert!(!model.fallback);
                 assert_eq!(budgets.max_steps, 12);
             }
-            TraceEvent::SubagentCompleted { child_session_id, result, terminal_reason, usage, .. } => {
+            TraceEvent::SubagentCompleted {
+                child_session_id,
+                result,
+                terminal_reason,
+                usage,
+                ..
+            } => {
                 assert_eq!(*terminal_reason, TerminalReason::Completed);
                 assert!(usage.total() > 0);
                 completed.push((child_session_id.clone(), result.clone()));
@@ -76,45 +134,96 @@ async fn two_parallel_explore_children_return_checked_evidence() {
         }
     }
     assert_eq!(completed.len(), 2);
-    let a = &completed.iter().find(|(id, _)| *id == children[0]).expect("child A").1;
+    let a = &completed
+        .iter()
+        .find(|(id, _)| *id == children[0])
+        .expect("child A")
+        .1;
     assert_eq!(a.evidence[0].state, EvidenceState::Valid);
-    assert!(a.evidence[0].text.as_deref().is_some_and(|t| t.contains("pub fn login")));
-    let b = &completed.iter().find(|(id, _)| *id == children[1]).expect("child B").1;
+    assert!(a.evidence[0]
+        .text
+        .as_deref()
+        .is_some_and(|t| t.contains("pub fn login")));
+    let b = &completed
+        .iter()
+        .find(|(id, _)| *id == children[1])
+        .expect("child B")
+        .1;
     assert_eq!(b.evidence[0].state, EvidenceState::Valid);
-    assert_eq!(b.evidence[1].state, EvidenceState::LineOutOfRange, "a fabricated line is flagged");
+    assert_eq!(
+        b.evidence[1].state,
+        EvidenceState::LineOutOfRange,
+        "a fabricated line is flagged"
+    );
 
     // Real overlap: each child started before the other ended.
     let (a0, a1) = started_and_ended(&ran, &children[0]);
     let (b0, b1) = started_and_ended(&ran, &children[1]);
-    assert!(a0 < b1 && b0 < a1, "children ran concurrently: A {a0}..{a1}, B {b0}..{b1}");
+    assert!(
+        a0 < b1 && b0 < a1,
+        "children ran concurrently: A {a0}..{a1}, B {b0}..{b1}"
+    );
 
     // Each child's trace is linked to the parent's Task call, and is read-only.
     for child in &children {
         match ran.events(child).first() {
-            Some(TraceEvent::SessionStarted { parent: Some(link), permission_mode, tools, .. }) => {
+            Some(TraceEvent::SessionStarted {
+                parent: Some(link),
+                permission_mode,
+                tools,
+                ..
+            }) => {
                 assert_eq!(link.session_id, ran.root);
                 assert!(link.tool_call_id.starts_with("call") || !link.tool_call_id.is_empty());
-                assert_eq!(*permission_mode, canopy_protocol::PermissionMode::ReadonlySubagent);
+                assert_eq!(
+                    *permission_mode,
+                    canopy_protocol::PermissionMode::ReadonlySubagent
+                );
                 assert_eq!(tools, &["Read", "Grep", "Glob"]);
             }
             other => panic!("child first event: {other:?}"),
         }
-        assert!(ran.of(child).iter().all(|r| r.parent_session_id.as_deref() == Some(ran.root.as_str())));
+        assert!(ran
+            .of(child)
+            .iter()
+            .all(|r| r.parent_session_id.as_deref() == Some(ran.root.as_str())));
     }
 
     // Context isolation: the children never saw the parent's prompt, and the parent never saw the
     // children's tool output — only their results.
     let requests = server.requests();
-    for r in requests.iter().filter(|r| r.body.to_string().contains("explore subagent")) {
-        assert!(!r.body.to_string().contains("Explain login and config"), "a child saw the parent's history");
+    for r in requests
+        .iter()
+        .filter(|r| r.body.to_string().contains("explore subagent"))
+    {
+        assert!(
+            !r.body.to_string().contains("Explain login and config"),
+            "a child saw the parent's history"
+        );
     }
-    let parent_last = requests.iter().rev().find(|r| r.body.to_string().contains("You are Canopy")).expect("parent request").body.to_string();
-    assert!(parent_last.contains("login is in src/auth.rs"), "the parent got the child's summary");
-    assert!(!parent_last.contains("check_password(user, password)"), "the parent did not get the child's Grep/Read output");
+    let parent_last = requests
+        .iter()
+        .rev()
+        .find(|r| r.body.to_string().contains("You are Canopy"))
+        .expect("parent request")
+        .body
+        .to_string();
+    assert!(
+        parent_last.contains("login is in src/auth.rs"),
+        "the parent got the child's summary"
+    );
+    assert!(
+        !parent_last.contains("check_password(user, password)"),
+        "the parent did not get the child's Grep/Read output"
+    );
 
     // Usage rolls up to the root.
     match root_events.last() {
-        Some(TraceEvent::RunEnded { usage, usage_with_descendants, .. }) => assert!(usage_with_descendants.total() > usage.total()),
+        Some(TraceEvent::RunEnded {
+            usage,
+            usage_with_descendants,
+            ..
+        }) => assert!(usage_with_descendants.total() > usage.total()),
         other => panic!("{other:?}"),
     }
 
@@ -123,7 +232,11 @@ async fn two_parallel_explore_children_return_checked_evidence() {
         std::fs::create_dir_all(&out).expect("mkdir");
         for entry in std::fs::read_dir(traces.path()).expect("dir") {
             let path = entry.expect("entry").path();
-            std::fs::copy(&path, std::path::Path::new(&out).join(path.file_name().expect("name"))).expect("copy");
+            std::fs::copy(
+                &path,
+                std::path::Path::new(&out).join(path.file_name().expect("name")),
+            )
+            .expect("copy");
         }
     }
 
@@ -131,7 +244,10 @@ async fn two_parallel_explore_children_return_checked_evidence() {
     let trees = trace_reader::read_trees(traces.path());
     assert_eq!(trees.len(), 1);
     assert_eq!(trees[0].children.len(), 2);
-    assert!(trees[0].children.iter().all(|c| c.terminal_reason == Some(TerminalReason::Completed)));
+    assert!(trees[0]
+        .children
+        .iter()
+        .all(|c| c.terminal_reason == Some(TerminalReason::Completed)));
 }
 
 #[tokio::test]
@@ -149,31 +265,56 @@ async fn a_child_that_tries_to_mutate_or_delegate_is_denied_and_recorded() {
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Anthropic, true), |_| {});
+    let rt = runtime(
+        &settings_for(&server, ProviderKind::Anthropic, true),
+        |_| {},
+    );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
     let denied: Vec<(String, DecisionSource)> = ran
         .events(child)
         .iter()
         .filter_map(|e| match e {
-            TraceEvent::PermissionDecided { tool, source, decision: canopy_protocol::Decision::Deny, .. } => Some((tool.clone(), *source)),
+            TraceEvent::PermissionDecided {
+                tool,
+                source,
+                decision: canopy_protocol::Decision::Deny,
+                ..
+            } => Some((tool.clone(), *source)),
             _ => None,
         })
         .collect();
     assert_eq!(denied.len(), 4, "{denied:?}");
-    assert!(denied.iter().all(|(_, s)| *s == DecisionSource::ReadonlyMode), "{denied:?}");
+    assert!(
+        denied
+            .iter()
+            .all(|(_, s)| *s == DecisionSource::ReadonlyMode),
+        "{denied:?}"
+    );
     assert!(!project.path().join("pwned").exists() && !project.path().join("new.txt").exists());
-    assert!(std::fs::read_to_string(project.path().join("src/auth.rs")).expect("read").contains("-> bool"));
-    assert!(!ran.events(&ran.root).iter().any(|e| matches!(e, TraceEvent::ReadonlyViolation { .. })));
-    assert!(ran.events(&ran.root).iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })));
+    assert!(std::fs::read_to_string(project.path().join("src/auth.rs"))
+        .expect("read")
+        .contains("-> bool"));
+    assert!(!ran
+        .events(&ran.root)
+        .iter()
+        .any(|e| matches!(e, TraceEvent::ReadonlyViolation { .. })));
+    assert!(ran
+        .events(&ran.root)
+        .iter()
+        .any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })));
 }
 
 #[tokio::test]
 async fn a_fenced_answer_gets_one_corrective_turn() {
     let good = explore_result("found it", &["README.md:1"]);
-    let script = Script::new().rule(main_rule(vec![task("Fenced", "TASK-F: find the title")])).rule(
-        explore_rule("TASK-F").turn(Turn::text(format!("```json\n{good}\n```"))).turn(Turn::text(good.clone())),
-    );
+    let script = Script::new()
+        .rule(main_rule(vec![task("Fenced", "TASK-F: find the title")]))
+        .rule(
+            explore_rule("TASK-F")
+                .turn(Turn::text(format!("```json\n{good}\n```")))
+                .turn(Turn::text(good.clone())),
+        );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
@@ -191,7 +332,13 @@ async fn a_fenced_answer_gets_one_corrective_turn() {
     assert_eq!(rejected.len(), 1);
     assert!(rejected[0].contains("code fence"), "{rejected:?}");
     // The corrective request told the model what was wrong and offered no tool calls.
-    let corrective = server.requests().into_iter().filter(|r| r.body.to_string().contains("TASK-F")).nth(1).expect("second request").body;
+    let corrective = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("TASK-F"))
+        .nth(1)
+        .expect("second request")
+        .body;
     assert!(corrective.to_string().contains("code fence"));
     assert_eq!(corrective["tool_choice"], json!("none"));
     assert!(ran.events(&ran.root).iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { result, .. } if result.evidence[0].state == EvidenceState::Valid)));
@@ -201,14 +348,22 @@ async fn a_fenced_answer_gets_one_corrective_turn() {
 async fn two_bad_answers_fail_the_child_with_the_real_reason() {
     let script = Script::new()
         .rule(main_rule(vec![task("Chatty", "TASK-C: find the title")]))
-        .rule(explore_rule("TASK-C").turn(Turn::text("The title is Fixture.")).turn(Turn::text("Sorry: the title is Fixture.")));
+        .rule(
+            explore_rule("TASK-C")
+                .turn(Turn::text("The title is Fixture."))
+                .turn(Turn::text("Sorry: the title is Fixture.")),
+        );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let failed = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::SubagentFailed { terminal_reason, error, .. } => Some((*terminal_reason, error.clone())),
+        TraceEvent::SubagentFailed {
+            terminal_reason,
+            error,
+            ..
+        } => Some((*terminal_reason, error.clone())),
         _ => None,
     });
     let (reason, error) = failed.expect("child failed");
@@ -221,89 +376,190 @@ async fn two_bad_answers_fail_the_child_with_the_real_reason() {
 #[tokio::test]
 async fn a_child_out_of_steps_returns_a_partial_result() {
     let partial = json!({"status": "completed", "summary": "login is in src/auth.rs; did not get to config", "findings": [], "evidence": ["src/auth.rs:3"], "unresolved_questions": ["config?"]}).to_string();
-    let script = Script::new().rule(main_rule(vec![task("Long search", "TASK-L: search everything")])).rule(
-        explore_rule("TASK-L")
-            .turn(Turn::tools(vec![call("Grep", json!({"pattern": "login"}))]))
-            .turn(Turn::tools(vec![call("Grep", json!({"pattern": "config"}))]))
-            .turn(Turn::tools(vec![call("Glob", json!({"pattern": "**/*.rs"}))]))
-            .turn(Turn::tools(vec![call("Read", json!({"path": "src/auth.rs"}))]))
-            .turn(Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))]))
-            .turn(Turn::text(partial)),
-    );
+    let script = Script::new()
+        .rule(main_rule(vec![task(
+            "Long search",
+            "TASK-L: search everything",
+        )]))
+        .rule(
+            explore_rule("TASK-L")
+                .turn(Turn::tools(vec![call("Grep", json!({"pattern": "login"}))]))
+                .turn(Turn::tools(vec![call(
+                    "Grep",
+                    json!({"pattern": "config"}),
+                )]))
+                .turn(Turn::tools(vec![call(
+                    "Glob",
+                    json!({"pattern": "**/*.rs"}),
+                )]))
+                .turn(Turn::tools(vec![call(
+                    "Read",
+                    json!({"path": "src/auth.rs"}),
+                )]))
+                .turn(Turn::tools(vec![call(
+                    "Read",
+                    json!({"path": "src/config.rs"}),
+                )]))
+                .turn(Turn::text(partial)),
+        );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Anthropic, true), |rs| {
-        rs.profile_overrides.insert(
-            "explore".into(),
-            (Budgets { max_steps: 5, max_context_tokens: 16_000, max_total_tokens: 32_000, max_wall_time_ms: 60_000 }, ModelSlot::Light),
-        );
-    });
+    let rt = runtime(
+        &settings_for(&server, ProviderKind::Anthropic, true),
+        |rs| {
+            rs.profile_overrides.insert(
+                "explore".into(),
+                (
+                    Budgets {
+                        max_steps: 5,
+                        max_context_tokens: 16_000,
+                        max_total_tokens: 32_000,
+                        max_wall_time_ms: 60_000,
+                    },
+                    ModelSlot::Light,
+                ),
+            );
+        },
+    );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
     let events = ran.events(child);
-    assert!(events.iter().any(|e| matches!(e, TraceEvent::BudgetWarning { budget: BudgetKind::Steps, .. })));
-    assert!(events.iter().any(|e| matches!(e, TraceEvent::BudgetExhausted { budget: BudgetKind::Steps, used: 5, limit: 5 })));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TraceEvent::BudgetWarning {
+            budget: BudgetKind::Steps,
+            ..
+        }
+    )));
+    assert!(events.iter().any(|e| matches!(
+        e,
+        TraceEvent::BudgetExhausted {
+            budget: BudgetKind::Steps,
+            used: 5,
+            limit: 5
+        }
+    )));
     let last_call = events.iter().rev().find_map(|e| match e {
-        TraceEvent::ModelCallBegin { tools_offered, step, .. } => Some((*tools_offered, *step)),
+        TraceEvent::ModelCallBegin {
+            tools_offered,
+            step,
+            ..
+        } => Some((*tools_offered, *step)),
         _ => None,
     });
-    assert_eq!(last_call, Some((false, 6)), "one tool-less call after the limit");
+    assert_eq!(
+        last_call,
+        Some((false, 6)),
+        "one tool-less call after the limit"
+    );
     let done = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::SubagentCompleted { result, terminal_reason, .. } => Some((result.clone(), *terminal_reason)),
+        TraceEvent::SubagentCompleted {
+            result,
+            terminal_reason,
+            ..
+        } => Some((result.clone(), *terminal_reason)),
         _ => None,
     });
     let (result, reason) = done.expect("completed with a result");
     assert_eq!(reason, TerminalReason::MaxSteps);
-    assert_eq!(result.status, ResultStatus::Partial, "budget exhaustion makes the result partial");
+    assert_eq!(
+        result.status,
+        ResultStatus::Partial,
+        "budget exhaustion makes the result partial"
+    );
     assert_eq!(result.unresolved_questions, ["config?"]);
 }
 
 #[tokio::test]
 async fn a_child_over_its_token_budget_stops_with_what_it_found() {
-    let script = Script::new().rule(main_rule(vec![task("Token hog", "TASK-T: read")])).rule(
-        explore_rule("TASK-T")
-            .turn(Turn::tools(vec![call("Read", json!({"path": "src/auth.rs"}))]).usage(9_000, 200))
-            .turn(Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))]).usage(9_500, 200))
-            .turn(Turn::text(explore_result("partial look", &["src/config.rs:1"])).usage(9_800, 100)),
-    );
+    let script = Script::new()
+        .rule(main_rule(vec![task("Token hog", "TASK-T: read")]))
+        .rule(
+            explore_rule("TASK-T")
+                .turn(
+                    Turn::tools(vec![call("Read", json!({"path": "src/auth.rs"}))])
+                        .usage(9_000, 200),
+                )
+                .turn(
+                    Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))])
+                        .usage(9_500, 200),
+                )
+                .turn(
+                    Turn::text(explore_result("partial look", &["src/config.rs:1"]))
+                        .usage(9_800, 100),
+                ),
+        );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
         rs.profile_overrides.insert(
             "explore".into(),
-            (Budgets { max_steps: 12, max_context_tokens: 16_000, max_total_tokens: 18_000, max_wall_time_ms: 60_000 }, ModelSlot::Light),
+            (
+                Budgets {
+                    max_steps: 12,
+                    max_context_tokens: 16_000,
+                    max_total_tokens: 18_000,
+                    max_wall_time_ms: 60_000,
+                },
+                ModelSlot::Light,
+            ),
         );
     });
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let reason = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::SubagentCompleted { terminal_reason, result, .. } => Some((*terminal_reason, result.status)),
+        TraceEvent::SubagentCompleted {
+            terminal_reason,
+            result,
+            ..
+        } => Some((*terminal_reason, result.status)),
         _ => None,
     });
-    assert_eq!(reason, Some((TerminalReason::TokenBudget, ResultStatus::Partial)));
+    assert_eq!(
+        reason,
+        Some((TerminalReason::TokenBudget, ResultStatus::Partial))
+    );
 }
 
 #[tokio::test]
 async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
     let script = Script::new()
-        .rule(main_rule(vec![task("Slow one", "TASK-SLOW: take forever"), task("Quick one", "TASK-QUICK: be fast")]))
-        .rule(explore_rule("TASK-SLOW").turn(Turn::text(explore_result("never", &[])).first_byte_delay_ms(20_000)))
-        .rule(explore_rule("TASK-QUICK").turn(Turn::text(explore_result("quick answer", &["README.md:1"])).first_byte_delay_ms(800)));
+        .rule(main_rule(vec![
+            task("Slow one", "TASK-SLOW: take forever"),
+            task("Quick one", "TASK-QUICK: be fast"),
+        ]))
+        .rule(
+            explore_rule("TASK-SLOW")
+                .turn(Turn::text(explore_result("never", &[])).first_byte_delay_ms(20_000)),
+        )
+        .rule(explore_rule("TASK-QUICK").turn(
+            Turn::text(explore_result("quick answer", &["README.md:1"])).first_byte_delay_ms(800),
+        ));
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let cancelled = Arc::new(AtomicBool::new(false));
     let flag = cancelled.clone();
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", move |r, rt| {
-        if let TraceEvent::SubagentStarted { child_session_id, .. } = &r.event {
-            // The first child requested is the slow one.
-            if !flag.swap(true, Ordering::SeqCst) {
-                assert!(rt.cancel(child_session_id, "user"));
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "go",
+        move |r, rt| {
+            if let TraceEvent::SubagentStarted {
+                child_session_id, ..
+            } = &r.event
+            {
+                // The first child requested is the slow one.
+                if !flag.swap(true, Ordering::SeqCst) {
+                    assert!(rt.cancel(child_session_id, "user"));
+                }
             }
-        }
-    })
+        },
+    )
     .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let children = ran.children();
@@ -311,8 +567,16 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
     assert!(root_events.iter().any(|e| matches!(e, TraceEvent::SubagentCancelled { child_session_id, .. } if *child_session_id == children[0])));
     assert!(root_events.iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { child_session_id, .. } if *child_session_id == children[1])));
     let slow = ran.events(&children[0]);
-    assert!(slow.iter().any(|e| matches!(e, TraceEvent::CancelRequested { reason } if reason == "user")));
-    assert!(matches!(slow.last(), Some(TraceEvent::RunEnded { terminal_reason: TerminalReason::Cancelled, .. })));
+    assert!(slow
+        .iter()
+        .any(|e| matches!(e, TraceEvent::CancelRequested { reason } if reason == "user")));
+    assert!(matches!(
+        slow.last(),
+        Some(TraceEvent::RunEnded {
+            terminal_reason: TerminalReason::Cancelled,
+            ..
+        })
+    ));
     // The parent's Task call for the cancelled child ended as an error the model could read.
     assert!(root_events.iter().any(|e| matches!(e, TraceEvent::ToolCallEnd { status: ToolStatus::Error, output, .. } if output.contains("cancelled"))));
 }
@@ -320,7 +584,10 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
 #[tokio::test]
 async fn cancelling_the_run_cascades_to_every_child() {
     let script = Script::new()
-        .rule(main_rule(vec![task("Slow A", "TASK-X1: wait"), task("Slow B", "TASK-X2: wait")]))
+        .rule(main_rule(vec![
+            task("Slow A", "TASK-X1: wait"),
+            task("Slow B", "TASK-X2: wait"),
+        ]))
         .rule(explore_rule("TASK-X1").turn(Turn::text("never").first_byte_delay_ms(20_000)))
         .rule(explore_rule("TASK-X2").turn(Turn::text("never").first_byte_delay_ms(20_000)));
     let server = MockServer::start(script).await.expect("server");
@@ -329,16 +596,34 @@ async fn cancelling_the_run_cascades_to_every_child() {
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let started = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let count = started.clone();
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", move |r, rt| {
-        if matches!(r.event, TraceEvent::SubagentStarted { .. }) && count.fetch_add(1, Ordering::SeqCst) == 1 {
-            let root = r.session_id.clone();
-            assert!(rt.cancel(&root, "user"));
-        }
-    })
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "go",
+        move |r, rt| {
+            if matches!(r.event, TraceEvent::SubagentStarted { .. })
+                && count.fetch_add(1, Ordering::SeqCst) == 1
+            {
+                let root = r.session_id.clone();
+                assert!(rt.cancel(&root, "user"));
+            }
+        },
+    )
     .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
     for child in ran.children() {
-        assert!(matches!(ran.events(&child).last(), Some(TraceEvent::RunEnded { terminal_reason: TerminalReason::Cancelled, .. })), "child {child}");
+        assert!(
+            matches!(
+                ran.events(&child).last(),
+                Some(TraceEvent::RunEnded {
+                    terminal_reason: TerminalReason::Cancelled,
+                    ..
+                })
+            ),
+            "child {child}"
+        );
     }
     assert!(rt.live_sessions().is_empty());
 }
@@ -347,7 +632,11 @@ async fn cancelling_the_run_cascades_to_every_child() {
 async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
     let script = Script::new()
         .rule(main_rule(vec![task("Fallback", "TASK-FB: look")]))
-        .rule(explore_rule("TASK-FB").model("mock-main").turn(Turn::text(explore_result("ran on main", &[]))));
+        .rule(
+            explore_rule("TASK-FB")
+                .model("mock-main")
+                .turn(Turn::text(explore_result("ran on main", &[]))),
+        );
     let server = MockServer::start(script).await.expect("server");
     let project = fixture_project();
     let traces = tempfile::tempdir().expect("tmp");
@@ -358,13 +647,18 @@ async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
         _ => None,
     });
     let model = model.expect("started");
-    assert_eq!((model.requested_slot, model.slot, model.fallback), (ModelSlot::Light, ModelSlot::Main, true));
+    assert_eq!(
+        (model.requested_slot, model.slot, model.fallback),
+        (ModelSlot::Light, ModelSlot::Main, true)
+    );
     assert_eq!(model.model_id, "mock-main");
     let tool_output = ran.events(&ran.root).into_iter().find_map(|e| match e {
         TraceEvent::ToolCallEnd { tool, output, .. } if tool == "Task" => Some(output.clone()),
         _ => None,
     });
-    assert!(tool_output.expect("task result").contains("light model not configured"));
+    assert!(tool_output
+        .expect("task result")
+        .contains("light model not configured"));
 }
 
 #[tokio::test]
@@ -373,7 +667,10 @@ async fn unknown_profile_and_bad_arguments_are_tool_errors() {
         Rule::new("main")
             .system_contains("You are Canopy")
             .turn(Turn::tools(vec![
-                call("Task", json!({"description": "x", "prompt": "y", "subagent_type": "wizard"})),
+                call(
+                    "Task",
+                    json!({"description": "x", "prompt": "y", "subagent_type": "wizard"}),
+                ),
                 call("Task", json!({"description": "x"})),
                 call_raw("Task", "{\"description\": \"unterminated"),
             ]))
@@ -389,12 +686,20 @@ async fn unknown_profile_and_bad_arguments_are_tool_errors() {
         .events(&ran.root)
         .iter()
         .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd { output, status: ToolStatus::Error, .. } => Some(output.clone()),
+            TraceEvent::ToolCallEnd {
+                output,
+                status: ToolStatus::Error,
+                ..
+            } => Some(output.clone()),
             _ => None,
         })
         .collect();
     assert_eq!(outputs.len(), 3, "{outputs:?}");
-    assert!(outputs[0].contains("unknown subagent_type `wizard`; available: explore, verify"), "{}", outputs[0]);
+    assert!(
+        outputs[0].contains("unknown subagent_type `wizard`; available: explore, verify"),
+        "{}",
+        outputs[0]
+    );
     assert!(outputs[1].contains("prompt"), "{}", outputs[1]);
     assert!(outputs[2].contains("not valid JSON"), "{}", outputs[2]);
     assert!(ran.children().is_empty());
@@ -406,7 +711,11 @@ async fn a_project_profile_runs_and_a_bad_one_is_reported() {
     let agents = project.path().join(".canopy/agents");
     std::fs::create_dir_all(&agents).expect("mkdir");
     std::fs::write(agents.join("docs.md"), "---\nname: docs\ndescription: Reads documentation only\ntools: Read, Glob\nmax_steps: 4\n---\nYou are a docs subagent. Answer with the explore JSON object.\n").expect("write");
-    std::fs::write(agents.join("rogue.md"), "---\nname: rogue\ntools: Read, Bash\n---\nYou run commands.\n").expect("write");
+    std::fs::write(
+        agents.join("rogue.md"),
+        "---\nname: rogue\ntools: Read, Bash\n---\nYou run commands.\n",
+    )
+    .expect("write");
     let script = Script::new()
         .rule(main_rule(vec![call("Task", json!({"description": "Docs", "prompt": "TASK-D: read the README", "subagent_type": "docs"}))]))
         .rule(Rule::new("docs").system_contains("docs subagent").turn(Turn::text(explore_result("README says fixture", &["README.md:1"]))));
@@ -417,12 +726,21 @@ async fn a_project_profile_runs_and_a_bad_one_is_reported() {
     assert!(profiles.iter().any(|p| p.name() == "docs"));
     assert_eq!(errors.len(), 1);
     assert!(errors[0].path.ends_with("rogue.md"));
-    assert!(errors[0].reason.contains("`Bash` mutates the project"), "{}", errors[0].reason);
+    assert!(
+        errors[0].reason.contains("`Bash` mutates the project"),
+        "{}",
+        errors[0].reason
+    );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let started = ran.events(&ran.root).into_iter().find_map(|e| match e {
-        TraceEvent::SubagentStarted { profile, budgets, .. } => Some((profile.clone(), budgets.max_steps)),
+        TraceEvent::SubagentStarted {
+            profile, budgets, ..
+        } => Some((profile.clone(), budgets.max_steps)),
         _ => None,
     });
     assert_eq!(started, Some(("docs".into(), 4)));
-    assert!(ran.events(&ran.root).iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })));
+    assert!(ran
+        .events(&ran.root)
+        .iter()
+        .any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })));
 }

@@ -19,7 +19,11 @@ use tokio_util::sync::CancellationToken;
 mod render;
 
 #[derive(Parser)]
-#[command(name = "canopy-cli", version, about = "Headless Canopy: a code agent whose subagents you can watch")]
+#[command(
+    name = "canopy-cli",
+    version,
+    about = "Headless Canopy: a code agent whose subagents you can watch"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -91,9 +95,19 @@ fn secret_store() -> Arc<dyn SecretStore> {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run { project, trace_dir, allow, json, prompt } => run(project, trace_dir, allow, json, prompt).await,
-        Command::Trace { command: TraceCommand::Show { path } } => trace_show(&path),
-        Command::Models { command: ModelsCommand::Check } => models_check().await,
+        Command::Run {
+            project,
+            trace_dir,
+            allow,
+            json,
+            prompt,
+        } => run(project, trace_dir, allow, json, prompt).await,
+        Command::Trace {
+            command: TraceCommand::Show { path },
+        } => trace_show(&path),
+        Command::Models {
+            command: ModelsCommand::Check,
+        } => models_check().await,
     };
     match result {
         Ok(code) => code,
@@ -112,18 +126,28 @@ fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
             "write" => Ok("Write".to_string()),
             "bash" => Ok("Bash".to_string()),
             "task" => Ok("Task".to_string()),
-            other => Err(format!("--allow: unknown tool `{other}` (use edit, write, bash, task)")),
+            other => Err(format!(
+                "--allow: unknown tool `{other}` (use edit, write, bash, task)"
+            )),
         })
         .collect()
 }
 
-async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, json: bool, prompt: String) -> Result<ExitCode, String> {
+async fn run(
+    project: PathBuf,
+    trace_dir: Option<PathBuf>,
+    allow: Vec<String>,
+    json: bool,
+    prompt: String,
+) -> Result<ExitCode, String> {
     let allowed = allowed_tools(&allow)?;
     let (settings, notes) = load_settings()?;
     for n in notes {
         eprintln!("note: {n}");
     }
-    let root = project.canonicalize().map_err(|e| format!("project folder {}: {e}", project.display()))?;
+    let root = project
+        .canonicalize()
+        .map_err(|e| format!("project folder {}: {e}", project.display()))?;
     let trace_dir = match trace_dir {
         Some(d) => d,
         None => canopy_config::trace_dir_for_project(&root).map_err(|e| e.to_string())?,
@@ -133,7 +157,12 @@ async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, j
     let runtime = Runtime::new(runtime_settings(&settings), Arc::new(models), secrets);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
     let session = runtime
-        .start_session(SessionOptions { project_root: root, trace_dir: trace_dir.clone(), approver: Some(Arc::new(FlagApprover::new(allowed))), events: tx })
+        .start_session(SessionOptions {
+            project_root: root,
+            trace_dir: trace_dir.clone(),
+            approver: Some(Arc::new(FlagApprover::new(allowed))),
+            events: tx,
+        })
         .map_err(|e| e.to_string())?;
     let root_id = session.session_id().to_string();
     let printer = tokio::spawn(async move {
@@ -167,7 +196,10 @@ async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, j
             "trace_file": trace_path,
             "trace_dir": trace_dir,
         });
-        println!("{}", serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
+        );
     } else {
         if let Some(text) = &outcome.final_text {
             println!("{text}");
@@ -177,15 +209,25 @@ async fn run(project: PathBuf, trace_dir: Option<PathBuf>, allow: Vec<String>, j
         }
         eprintln!("trace: {}", trace_path.display());
     }
-    Ok(if outcome.terminal_reason == TerminalReason::Completed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if outcome.terminal_reason == TerminalReason::Completed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
     let (dir, only) = if path.is_dir() {
         (path.to_path_buf(), None)
     } else {
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
-        let stem = path.file_stem().and_then(|s| s.to_str()).map(str::to_string);
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .map(str::to_string);
         if !path.exists() {
             return Err(format!("no trace file at {}", path.display()));
         }
@@ -231,7 +273,11 @@ async fn models_check() -> Result<ExitCode, String> {
             }
         };
         let info = &resolved.info;
-        let fallback = if info.fallback { " (light not configured: uses main)" } else { "" };
+        let fallback = if info.fallback {
+            " (light not configured: uses main)"
+        } else {
+            ""
+        };
         let request = ModelRequest {
             system: "Reply with the single word: ok".into(),
             messages: vec![canopy_protocol::Message::user("ping")],
@@ -242,7 +288,11 @@ async fn models_check() -> Result<ExitCode, String> {
         };
         let started = Instant::now();
         let noop = |_: StreamDelta| {};
-        match resolved.client.complete(&request, &noop, &CancellationToken::new()).await {
+        match resolved
+            .client
+            .complete(&request, &noop, &CancellationToken::new())
+            .await
+        {
             Ok(resp) => println!(
                 "{label}: OK — {} {} at {} answered in {} ms (reported model: {}){fallback}",
                 info.provider.as_str(),
@@ -253,10 +303,18 @@ async fn models_check() -> Result<ExitCode, String> {
             ),
             Err(e) => {
                 all_ok = false;
-                println!("{label}: FAILED — {} {} at {}: {e}{fallback}", info.provider.as_str(), info.model_id, info.base_url);
+                println!(
+                    "{label}: FAILED — {} {} at {}: {e}{fallback}",
+                    info.provider.as_str(),
+                    info.model_id,
+                    info.base_url
+                );
             }
         }
     }
-    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
-

@@ -14,20 +14,35 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(root: String) -> Self {
-        Progress { root, labels: HashMap::new() }
+        Progress {
+            root,
+            labels: HashMap::new(),
+        }
     }
 
     fn label(&self, session: &str) -> String {
         if session == self.root {
             "main".to_string()
         } else {
-            self.labels.get(session).cloned().unwrap_or_else(|| session.to_string())
+            self.labels
+                .get(session)
+                .cloned()
+                .unwrap_or_else(|| session.to_string())
         }
     }
 
     pub fn print(&mut self, r: &TraceRecord) {
-        if let TraceEvent::SubagentRequested { child_session_id, description, profile, .. } = &r.event {
-            self.labels.insert(child_session_id.clone(), format!("{profile}: {description}"));
+        if let TraceEvent::SubagentRequested {
+            child_session_id,
+            description,
+            profile,
+            ..
+        } = &r.event
+        {
+            self.labels.insert(
+                child_session_id.clone(),
+                format!("{profile}: {description}"),
+            );
         }
         let who = self.label(&r.session_id);
         let line = match &r.event {
@@ -76,7 +91,10 @@ impl Progress {
 }
 
 fn reason<T: serde::Serialize>(v: &T) -> String {
-    serde_json::to_string(v).unwrap_or_default().trim_matches('"').to_string()
+    serde_json::to_string(v)
+        .unwrap_or_default()
+        .trim_matches('"')
+        .to_string()
 }
 
 fn short(s: &str, max: usize) -> String {
@@ -97,7 +115,13 @@ pub fn tree(root: &SessionNode) -> String {
 }
 
 fn write_node(out: &mut String, n: &SessionNode, prefix: &str, last: bool, is_root: bool) {
-    let branch = if is_root { "" } else if last { "└─ " } else { "├─ " };
+    let branch = if is_root {
+        ""
+    } else if last {
+        "└─ "
+    } else {
+        "├─ "
+    };
     let label = match (&n.description, n.agent) {
         (Some(d), _) => format!("{} \"{}\"", n.profile, d),
         (None, AgentKind::Main) => "main".to_string(),
@@ -106,12 +130,31 @@ fn write_node(out: &mut String, n: &SessionNode, prefix: &str, last: bool, is_ro
     let model = n
         .model
         .as_ref()
-        .map(|m| format!("{} [{}{}]", m.model_id, m.slot.as_str(), if m.fallback { ", fallback from light" } else { "" }))
+        .map(|m| {
+            format!(
+                "{} [{}{}]",
+                m.model_id,
+                m.slot.as_str(),
+                if m.fallback {
+                    ", fallback from light"
+                } else {
+                    ""
+                }
+            )
+        })
         .unwrap_or_else(|| "?".into());
     let status = reason(&n.status);
     let terminal = n.terminal_reason.as_ref().map(reason).unwrap_or_default();
-    let _ = writeln!(out, "{prefix}{branch}{label} — {status} ({terminal}) — {model} — {}", n.session_id);
-    let child_prefix = if is_root { String::new() } else { format!("{prefix}{}", if last { "   " } else { "│  " }) };
+    let _ = writeln!(
+        out,
+        "{prefix}{branch}{label} — {status} ({terminal}) — {model} — {}",
+        n.session_id
+    );
+    let child_prefix = if is_root {
+        String::new()
+    } else {
+        format!("{prefix}{}", if last { "   " } else { "│  " })
+    };
     if let Some(b) = &n.budgets {
         let t = &n.totals;
         let _ = writeln!(

@@ -1,6 +1,9 @@
 //! The CLI as a person runs it: `run` against the scripted model server through the environment
 //! overrides, `trace show` on what it recorded, `models check`, and the missing-key message.
 
+// Test code: a failed expect is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::{Command, Output};
 
 use canopy_test_support::{call, MockServer, Rule, Script, Turn};
@@ -9,7 +12,9 @@ use serde_json::json;
 const KEY: &str = "sk-test-cli-0123456789abcdefSECRET";
 
 fn script() -> Script {
-    let result = |s: &str, ev: &str| json!({"status": "completed", "summary": s, "findings": [s], "evidence": [ev], "unresolved_questions": []}).to_string();
+    let result = |s: &str, ev: &str| {
+        json!({"status": "completed", "summary": s, "findings": [s], "evidence": [ev], "unresolved_questions": []}).to_string()
+    };
     Script::new()
         .require_api_key(KEY)
         .rule(
@@ -45,14 +50,17 @@ impl Env {
             .env_remove("CANOPY_MAIN_API_KEY")
             .env_remove("CANOPY_LIGHT_API_KEY");
         if with_key {
-            c.env("CANOPY_MAIN_API_KEY", KEY).env("CANOPY_LIGHT_API_KEY", KEY);
+            c.env("CANOPY_MAIN_API_KEY", KEY)
+                .env("CANOPY_LIGHT_API_KEY", KEY);
         }
         c
     }
 }
 
 async fn output(mut c: Command) -> Output {
-    tokio::task::spawn_blocking(move || c.output().expect("run canopy-cli")).await.expect("join")
+    tokio::task::spawn_blocking(move || c.output().expect("run canopy-cli"))
+        .await
+        .expect("join")
 }
 
 fn project() -> tempfile::TempDir {
@@ -65,11 +73,24 @@ fn project() -> tempfile::TempDir {
 #[tokio::test(flavor = "multi_thread")]
 async fn run_then_trace_show_prints_the_tree_with_budgets() {
     let server = MockServer::start(script()).await.expect("server");
-    let env = Env { dirs: tempfile::tempdir().expect("tmp"), base_url: server.openai_base_url() };
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
     let project = project();
     let traces = env.dirs.path().join("traces");
     let out = output(env.cli(
-        &["run", "--project", project.path().to_str().expect("utf8"), "--trace-dir", traces.to_str().expect("utf8"), "--allow", "edit", "--json", "Look around and finalise the notes"],
+        &[
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "--trace-dir",
+            traces.to_str().expect("utf8"),
+            "--allow",
+            "edit",
+            "--json",
+            "Look around and finalise the notes",
+        ],
         true,
     ))
     .await;
@@ -78,62 +99,130 @@ async fn run_then_trace_show_prints_the_tree_with_budgets() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json summary");
     assert_eq!(summary["terminal_reason"], "completed");
     assert_eq!(summary["final_text"], "All done.");
-    assert_eq!(std::fs::read_to_string(project.path().join("notes.txt")).expect("read"), "final\n");
-    assert!(stderr.contains("[explore: Find the login code] Grep"), "progress names the subagent:\n{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.txt")).expect("read"),
+        "final\n"
+    );
+    assert!(
+        stderr.contains("[explore: Find the login code] Grep"),
+        "progress names the subagent:\n{stderr}"
+    );
     assert!(!stderr.contains(KEY));
 
     let show = output(env.cli(&["trace", "show", traces.to_str().expect("utf8")], false)).await;
     let tree = String::from_utf8_lossy(&show.stdout);
-    assert!(show.status.success(), "{}", String::from_utf8_lossy(&show.stderr));
-    assert!(tree.starts_with("main — completed (completed) — mock-main [main]"), "{tree}");
-    assert!(tree.contains("explore \"Find the login code\" — completed (completed) — mock-light [light]"), "{tree}");
+    assert!(
+        show.status.success(),
+        "{}",
+        String::from_utf8_lossy(&show.stderr)
+    );
+    assert!(
+        tree.starts_with("main — completed (completed) — mock-main [main]"),
+        "{tree}"
+    );
+    assert!(
+        tree.contains(
+            "explore \"Find the login code\" — completed (completed) — mock-light [light]"
+        ),
+        "{tree}"
+    );
     assert!(tree.contains("explore \"Read the README\""), "{tree}");
-    assert!(tree.contains("steps 2/12"), "child budgets used/limit: {tree}");
+    assert!(
+        tree.contains("steps 2/12"),
+        "child budgets used/limit: {tree}"
+    );
     for entry in std::fs::read_dir(&traces).expect("traces") {
-        assert!(!std::fs::read_to_string(entry.expect("e").path()).expect("read").contains(KEY));
+        assert!(!std::fs::read_to_string(entry.expect("e").path())
+            .expect("read")
+            .contains(KEY));
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn without_allow_the_edit_is_denied_and_the_exit_code_still_reflects_the_run() {
     let server = MockServer::start(script()).await.expect("server");
-    let env = Env { dirs: tempfile::tempdir().expect("tmp"), base_url: server.openai_base_url() };
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
     let project = project();
-    let out = output(env.cli(&["run", "--project", project.path().to_str().expect("utf8"), "go"], true)).await;
+    let out = output(env.cli(
+        &[
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "go",
+        ],
+        true,
+    ))
+    .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("Edit denied"), "{stderr}");
-    assert_eq!(std::fs::read_to_string(project.path().join("notes.txt")).expect("read"), "draft\n");
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.txt")).expect("read"),
+        "draft\n"
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "All done.");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn models_check_reports_each_slot() {
-    let server = MockServer::start(Script::new().require_api_key(KEY).rule(Rule::new("any").turn(Turn::text("ok")))).await.expect("server");
-    let env = Env { dirs: tempfile::tempdir().expect("tmp"), base_url: server.openai_base_url() };
+    let server = MockServer::start(
+        Script::new()
+            .require_api_key(KEY)
+            .rule(Rule::new("any").turn(Turn::text("ok"))),
+    )
+    .await
+    .expect("server");
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
     let ok = output(env.cli(&["models", "check"], true)).await;
     let text = String::from_utf8_lossy(&ok.stdout);
     assert!(ok.status.success(), "{text}");
-    assert!(text.contains("main: OK — openai mock-main") && text.contains("light: OK — openai mock-light"), "{text}");
+    assert!(
+        text.contains("main: OK — openai mock-main")
+            && text.contains("light: OK — openai mock-light"),
+        "{text}"
+    );
     // A wrong key is reported per slot, as an authentication failure.
     let mut bad = env.cli(&["models", "check"], false);
     bad.env("CANOPY_MAIN_API_KEY", "sk-wrong-key-000000000000000000");
     let bad = output(bad).await;
     let text = String::from_utf8_lossy(&bad.stdout);
     assert!(!bad.status.success());
-    assert!(text.contains("main: FAILED") && text.contains("authentication failed"), "{text}");
+    assert!(
+        text.contains("main: FAILED") && text.contains("authentication failed"),
+        "{text}"
+    );
     assert!(!text.contains("sk-wrong-key"), "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_remote_endpoint_without_a_key_names_both_ways_to_provide_one() {
-    let env = Env { dirs: tempfile::tempdir().expect("tmp"), base_url: "https://models.example.invalid/v1".into() };
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: "https://models.example.invalid/v1".into(),
+    };
     let project = project();
-    let mut c = env.cli(&["run", "--project", project.path().to_str().expect("utf8"), "hi"], false);
+    let mut c = env.cli(
+        &[
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "hi",
+        ],
+        false,
+    );
     // No Secret Service either: the message must still be clear.
     c.env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/bus");
     let out = output(c).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("CANOPY_MAIN_API_KEY") && stderr.contains("keychain"), "{stderr}");
+    assert!(
+        stderr.contains("CANOPY_MAIN_API_KEY") && stderr.contains("keychain"),
+        "{stderr}"
+    );
 }

@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use canopy_protocol::{
-    AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, FinishReason, Message, ParentLink, PermissionMode, SubagentResult, TerminalReason,
-    ToolCall, ToolSpec, ToolStatus, TraceEvent, Usage,
+    AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, FinishReason, Message, ParentLink,
+    PermissionMode, SubagentResult, TerminalReason, ToolCall, ToolSpec, ToolStatus, TraceEvent,
+    Usage,
 };
 use canopy_providers::{ModelRequest, ModelResponse, ProviderError, StreamDelta};
 use canopy_tools::{SessionFiles, Tool, ToolContext, ToolError};
@@ -67,12 +68,23 @@ impl AgentCtx {
     pub fn build(p: AgentCtxParts) -> Arc<AgentCtx> {
         Arc::new_cyclic(|weak| {
             let allow: HashSet<&str> = p.profile.tools().iter().map(String::as_str).collect();
-            let mut tools: Vec<Arc<dyn Tool>> = p.runtime.tools.iter().filter(|t| allow.contains(t.name())).cloned().collect();
+            let mut tools: Vec<Arc<dyn Tool>> = p
+                .runtime
+                .tools
+                .iter()
+                .filter(|t| allow.contains(t.name()))
+                .cloned()
+                .collect();
             if allow.contains("Task") {
                 tools.push(Arc::new(TaskTool::new(weak.clone(), p.profiles.clone())));
             }
             let tool_specs = tools.iter().map(|t| t.spec()).collect();
-            let gate = Gate::new(p.mode, p.runtime.settings.policy, p.profile.tools().iter().cloned(), p.approver);
+            let gate = Gate::new(
+                p.mode,
+                p.runtime.settings.policy,
+                p.profile.tools().iter().cloned(),
+                p.approver,
+            );
             AgentCtx {
                 runtime: p.runtime,
                 session_id: p.session_id,
@@ -99,7 +111,10 @@ impl AgentCtx {
     /// reserve), so a request the host allows is one the provider accepts.
     pub fn budgets(&self) -> Budgets {
         let mut b = self.profile.budgets();
-        let window = self.model.context_window.saturating_sub(self.model.max_output_tokens as u64);
+        let window = self
+            .model
+            .context_window
+            .saturating_sub(self.model.max_output_tokens as u64);
         if window > 0 {
             b.max_context_tokens = b.max_context_tokens.min(window);
         }
@@ -124,7 +139,9 @@ impl AgentCtx {
     /// Records who cancelled, once per run.
     pub fn record_cancel(&self, reason: &str) {
         if !self.cancel_recorded.swap(true, Ordering::SeqCst) {
-            self.trace.emit(TraceEvent::CancelRequested { reason: reason.to_string() });
+            self.trace.emit(TraceEvent::CancelRequested {
+                reason: reason.to_string(),
+            });
         }
     }
 
@@ -196,7 +213,12 @@ impl LoopState {
     }
 
     pub fn totals(&self) -> BudgetUsage {
-        BudgetUsage { steps: self.steps, context_tokens: self.context_tokens, total_tokens: self.usage.total(), wall_time_ms: self.elapsed_ms() }
+        BudgetUsage {
+            steps: self.steps,
+            context_tokens: self.context_tokens,
+            total_tokens: self.usage.total(),
+            wall_time_ms: self.elapsed_ms(),
+        }
     }
 
     pub fn deadline(&self) -> Instant {
@@ -210,11 +232,19 @@ impl LoopState {
             return Some((BudgetKind::Steps, self.steps as u64, b.max_steps as u64));
         }
         if self.usage.total() >= b.max_total_tokens {
-            return Some((BudgetKind::TotalTokens, self.usage.total(), b.max_total_tokens));
+            return Some((
+                BudgetKind::TotalTokens,
+                self.usage.total(),
+                b.max_total_tokens,
+            ));
         }
         // An agent that compacts handles a full context by compacting, not by stopping.
         if !compacts && self.context_tokens >= b.max_context_tokens {
-            return Some((BudgetKind::ContextTokens, self.context_tokens, b.max_context_tokens));
+            return Some((
+                BudgetKind::ContextTokens,
+                self.context_tokens,
+                b.max_context_tokens,
+            ));
         }
         if self.elapsed_ms() >= b.max_wall_time_ms {
             return Some((BudgetKind::WallTime, self.elapsed_ms(), b.max_wall_time_ms));
@@ -226,14 +256,45 @@ impl LoopState {
     fn check_warnings(&mut self, trace: &SessionTrace) {
         let b = self.budgets;
         let checks = [
-            ("steps", BudgetKind::Steps, self.steps as u64, b.max_steps as u64, "model calls"),
-            ("total", BudgetKind::TotalTokens, self.usage.total(), b.max_total_tokens, "total tokens"),
-            ("context", BudgetKind::ContextTokens, self.context_tokens, b.max_context_tokens, "context tokens"),
-            ("wall", BudgetKind::WallTime, self.elapsed_ms(), b.max_wall_time_ms, "milliseconds of wall time"),
+            (
+                "steps",
+                BudgetKind::Steps,
+                self.steps as u64,
+                b.max_steps as u64,
+                "model calls",
+            ),
+            (
+                "total",
+                BudgetKind::TotalTokens,
+                self.usage.total(),
+                b.max_total_tokens,
+                "total tokens",
+            ),
+            (
+                "context",
+                BudgetKind::ContextTokens,
+                self.context_tokens,
+                b.max_context_tokens,
+                "context tokens",
+            ),
+            (
+                "wall",
+                BudgetKind::WallTime,
+                self.elapsed_ms(),
+                b.max_wall_time_ms,
+                "milliseconds of wall time",
+            ),
         ];
         for (key, kind, used, limit, what) in checks {
-            if limit > 0 && used as f64 >= limit as f64 * self.wrap_up_ratio && self.warned.insert(key) {
-                trace.emit(TraceEvent::BudgetWarning { budget: kind, used, limit });
+            if limit > 0
+                && used as f64 >= limit as f64 * self.wrap_up_ratio
+                && self.warned.insert(key)
+            {
+                trace.emit(TraceEvent::BudgetWarning {
+                    budget: kind,
+                    used,
+                    limit,
+                });
                 self.notices.push(format!(
                     "Host notice: you have used {used} of {limit} {what}. Wrap up now: stop exploring, and give your final answer within the next step or two."
                 ));
@@ -257,7 +318,9 @@ impl LoopState {
 
 /// Rough token estimate of a request (4 bytes per token), corrected by the last call's reported usage.
 pub(crate) fn estimate_tokens(system: &str, history: &[Message], tools: &[ToolSpec]) -> u64 {
-    let bytes = system.len() + serde_json::to_string(history).map(|s| s.len()).unwrap_or(0) + serde_json::to_string(tools).map(|s| s.len()).unwrap_or(0);
+    let bytes = system.len()
+        + serde_json::to_string(history).map(|s| s.len()).unwrap_or(0)
+        + serde_json::to_string(tools).map(|s| s.len()).unwrap_or(0);
     (bytes as u64).div_ceil(4)
 }
 
@@ -299,10 +362,20 @@ pub(crate) async fn call_model(
     let trace = ctx.trace.clone();
     let delta_id = model_call_id.clone();
     let on_delta = move |d: StreamDelta| match d {
-        StreamDelta::Text(text) => trace.emit(TraceEvent::AssistantDelta { model_call_id: delta_id.clone(), text }),
-        StreamDelta::Retrying { attempt, delay, error } => {
-            trace.emit(TraceEvent::ModelRetry { model_call_id: delta_id.clone(), attempt, delay_ms: delay.as_millis() as u64, error })
-        }
+        StreamDelta::Text(text) => trace.emit(TraceEvent::AssistantDelta {
+            model_call_id: delta_id.clone(),
+            text,
+        }),
+        StreamDelta::Retrying {
+            attempt,
+            delay,
+            error,
+        } => trace.emit(TraceEvent::ModelRetry {
+            model_call_id: delta_id.clone(),
+            attempt,
+            delay_ms: delay.as_millis() as u64,
+            error,
+        }),
         StreamDelta::ToolCallStarted { .. } => {}
     };
     let started = Instant::now();
@@ -320,7 +393,8 @@ pub(crate) async fn call_model(
             st.record(&resp.usage);
             st.context_tokens = resp.usage.input_tokens;
             if estimated > 0 && !resp.usage.estimated && resp.usage.input_tokens > 0 {
-                st.calibration = (resp.usage.input_tokens as f64 / estimated as f64).clamp(0.25, 4.0);
+                st.calibration =
+                    (resp.usage.input_tokens as f64 / estimated as f64).clamp(0.25, 4.0);
             }
             ctx.trace.emit(TraceEvent::ModelCallEnd {
                 model_call_id,
@@ -377,13 +451,22 @@ struct Ending {
 
 impl Ending {
     fn reason(reason: TerminalReason, error: Option<String>) -> Self {
-        Ending { reason, final_text: None, result: None, error }
+        Ending {
+            reason,
+            final_text: None,
+            result: None,
+            error,
+        }
     }
 }
 
 fn finish(ctx: &AgentCtx, st: &LoopState, end: Ending) -> AgentOutcome {
     if end.reason == TerminalReason::Cancelled {
-        ctx.record_cancel(if ctx.agent == AgentKind::Subagent { "parent cancelled" } else { "cancelled" });
+        ctx.record_cancel(if ctx.agent == AgentKind::Subagent {
+            "parent cancelled"
+        } else {
+            "cancelled"
+        });
     }
     let mut with = st.usage;
     if let Ok(d) = ctx.descendants.lock() {
@@ -413,12 +496,19 @@ fn finish(ctx: &AgentCtx, st: &LoopState, end: Ending) -> AgentOutcome {
 }
 
 /// Runs one prompt of the main agent (with the optional verification gate) and records its end.
-pub(crate) async fn run_main(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, prompt: String, cancel: CancellationToken) -> AgentOutcome {
+pub(crate) async fn run_main(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    prompt: String,
+    cancel: CancellationToken,
+) -> AgentOutcome {
     ctx.cancel_recorded.store(false, Ordering::SeqCst);
     if let Ok(mut d) = ctx.descendants.lock() {
         *d = Usage::default();
     }
-    ctx.trace.emit(TraceEvent::RunStarted { prompt: prompt.clone() });
+    ctx.trace.emit(TraceEvent::RunStarted {
+        prompt: prompt.clone(),
+    });
     history.push(Message::user(prompt.clone()));
     let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
     let mut end = run_loop(ctx, history, &mut st, &cancel).await;
@@ -432,7 +522,9 @@ pub(crate) async fn run_main(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, pr
                     )));
                     end = run_loop(ctx, history, &mut st, &cancel).await;
                 }
-                None if cancel.is_cancelled() => end = Ending::reason(TerminalReason::Cancelled, None),
+                None if cancel.is_cancelled() => {
+                    end = Ending::reason(TerminalReason::Cancelled, None)
+                }
                 None => {}
             }
         }
@@ -441,15 +533,26 @@ pub(crate) async fn run_main(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, pr
 }
 
 /// Runs a subagent's task in a fresh history and records its end.
-pub(crate) async fn run_child(ctx: &Arc<AgentCtx>, prompt: String, cancel: CancellationToken) -> AgentOutcome {
-    ctx.trace.emit(TraceEvent::RunStarted { prompt: prompt.clone() });
+pub(crate) async fn run_child(
+    ctx: &Arc<AgentCtx>,
+    prompt: String,
+    cancel: CancellationToken,
+) -> AgentOutcome {
+    ctx.trace.emit(TraceEvent::RunStarted {
+        prompt: prompt.clone(),
+    });
     let mut history = vec![Message::user(prompt)];
     let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
     let end = run_loop(ctx, &mut history, &mut st, &cancel).await;
     finish(ctx, &st, end)
 }
 
-async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut LoopState, cancel: &CancellationToken) -> Ending {
+async fn run_loop(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    st: &mut LoopState,
+    cancel: &CancellationToken,
+) -> Ending {
     let contract_kind = ctx.profile.contract();
     let mut empty_retried = false;
     let mut rejections = 0u32;
@@ -467,7 +570,8 @@ async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut Loop
         }
         st.check_warnings(&ctx.trace);
         let budgets = st.budgets;
-        let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs) as f64 * st.calibration) as u64;
+        let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs) as f64
+            * st.calibration) as u64;
         if est > budgets.max_context_tokens {
             if ctx.agent == AgentKind::Main {
                 if let Err(e) = compaction::compact(ctx, history, st, cancel).await {
@@ -475,14 +579,42 @@ async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut Loop
                 }
                 continue;
             }
-            return final_call(ctx, history, st, BudgetKind::ContextTokens, est, budgets.max_context_tokens, cancel).await;
+            return final_call(
+                ctx,
+                history,
+                st,
+                BudgetKind::ContextTokens,
+                est,
+                budgets.max_context_tokens,
+                cancel,
+            )
+            .await;
         }
         let notice = corrective_pending.then_some("Host notice: reply now with the corrected final JSON object only; tools are not available for this reply.");
-        let resp = match call_model(ctx, history, st, !corrective_pending, notice, st.deadline(), cancel).await {
+        let resp = match call_model(
+            ctx,
+            history,
+            st,
+            !corrective_pending,
+            notice,
+            st.deadline(),
+            cancel,
+        )
+        .await
+        {
             Ok(r) => r,
             Err(CallError::Cancelled) => return Ending::reason(TerminalReason::Cancelled, None),
             Err(CallError::Deadline) => {
-                return final_call(ctx, history, st, BudgetKind::WallTime, st.elapsed_ms(), budgets.max_wall_time_ms, cancel).await;
+                return final_call(
+                    ctx,
+                    history,
+                    st,
+                    BudgetKind::WallTime,
+                    st.elapsed_ms(),
+                    budgets.max_wall_time_ms,
+                    cancel,
+                )
+                .await;
             }
             Err(CallError::Provider(ProviderError::ContextLengthExceeded { message })) => {
                 if ctx.agent == AgentKind::Main && !compacted_for_error {
@@ -491,19 +623,32 @@ async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut Loop
                         continue;
                     }
                 }
-                return Ending::reason(TerminalReason::ContextOverflow, Some(format!("the provider rejected the request as too long: {message}")));
+                return Ending::reason(
+                    TerminalReason::ContextOverflow,
+                    Some(format!(
+                        "the provider rejected the request as too long: {message}"
+                    )),
+                );
             }
-            Err(CallError::Provider(e)) => return Ending::reason(TerminalReason::ModelError, Some(e.to_string())),
+            Err(CallError::Provider(e)) => {
+                return Ending::reason(TerminalReason::ModelError, Some(e.to_string()))
+            }
         };
         if resp.text.trim().is_empty() && resp.tool_calls.is_empty() {
             if !empty_retried {
                 empty_retried = true;
                 continue;
             }
-            return Ending::reason(TerminalReason::EmptyResponse, Some("the model returned an empty response twice in a row".into()));
+            return Ending::reason(
+                TerminalReason::EmptyResponse,
+                Some("the model returned an empty response twice in a row".into()),
+            );
         }
         empty_retried = false;
-        history.push(Message::Assistant { text: resp.text.clone(), tool_calls: resp.tool_calls.clone() });
+        history.push(Message::Assistant {
+            text: resp.text.clone(),
+            tool_calls: resp.tool_calls.clone(),
+        });
         if !resp.tool_calls.is_empty() && !corrective_pending {
             continuation.clear();
             let deadline = st.deadline();
@@ -519,13 +664,28 @@ async fn run_loop(ctx: &Arc<AgentCtx>, history: &mut Vec<Message>, st: &mut Loop
         }
         let text = format!("{continuation}{}", resp.text);
         if contract_kind == ResultContract::Text {
-            return Ending { reason: TerminalReason::Completed, final_text: Some(text), result: None, error: None };
+            return Ending {
+                reason: TerminalReason::Completed,
+                final_text: Some(text),
+                result: None,
+                error: None,
+            };
         }
         match contract::validate(contract_kind, &text, &ctx.project_root) {
-            Ok(result) => return Ending { reason: TerminalReason::Completed, final_text: Some(text), result: Some(result), error: None },
+            Ok(result) => {
+                return Ending {
+                    reason: TerminalReason::Completed,
+                    final_text: Some(text),
+                    result: Some(result),
+                    error: None,
+                }
+            }
             Err(error) => {
                 rejections += 1;
-                ctx.trace.emit(TraceEvent::ResultRejected { attempt: rejections, error: error.clone() });
+                ctx.trace.emit(TraceEvent::ResultRejected {
+                    attempt: rejections,
+                    error: error.clone(),
+                });
                 if rejections >= 2 {
                     return Ending {
                         reason: TerminalReason::InvalidResult,
@@ -554,9 +714,18 @@ async fn final_call(
     limit: u64,
     cancel: &CancellationToken,
 ) -> Ending {
-    ctx.trace.emit(TraceEvent::BudgetExhausted { budget: kind, used, limit });
+    ctx.trace.emit(TraceEvent::BudgetExhausted {
+        budget: kind,
+        used,
+        limit,
+    });
     let reason = terminal_for(kind);
-    compaction::elide_old_tool_results(history, st.budgets.max_context_tokens, ctx.profile.system_prompt(), &ctx.tool_specs);
+    compaction::elide_old_tool_results(
+        history,
+        st.budgets.max_context_tokens,
+        ctx.profile.system_prompt(),
+        &ctx.tool_specs,
+    );
     let notice = match ctx.profile.contract() {
         ResultContract::Text => "Host notice: a budget of this run is exhausted. Tools are no longer available. Give your final answer now: what you did, what you found, and what is left to do.".to_string(),
         _ => "Host notice: your budget is exhausted. Tools are no longer available. Reply now with your final JSON object, using \"status\": \"partial\" and everything you found so far.".to_string(),
@@ -564,30 +733,55 @@ async fn final_call(
     let deadline = Instant::now() + Duration::from_millis(ctx.runtime.settings.final_call_grace_ms);
     match call_model(ctx, history, st, false, Some(&notice), deadline, cancel).await {
         Ok(resp) => {
-            history.push(Message::Assistant { text: resp.text.clone(), tool_calls: Vec::new() });
+            history.push(Message::Assistant {
+                text: resp.text.clone(),
+                tool_calls: Vec::new(),
+            });
             if ctx.profile.contract() == ResultContract::Text {
-                return Ending { reason, final_text: Some(resp.text), result: None, error: None };
+                return Ending {
+                    reason,
+                    final_text: Some(resp.text),
+                    result: None,
+                    error: None,
+                };
             }
             match contract::validate(ctx.profile.contract(), &resp.text, &ctx.project_root) {
                 Ok(mut result) => {
                     result.status = canopy_protocol::ResultStatus::Partial;
-                    Ending { reason, final_text: Some(resp.text), result: Some(result), error: None }
+                    Ending {
+                        reason,
+                        final_text: Some(resp.text),
+                        result: Some(result),
+                        error: None,
+                    }
                 }
                 Err(e) => {
-                    ctx.trace.emit(TraceEvent::ResultRejected { attempt: 1, error: e.clone() });
+                    ctx.trace.emit(TraceEvent::ResultRejected {
+                        attempt: 1,
+                        error: e.clone(),
+                    });
                     Ending { reason, final_text: Some(resp.text), result: None, error: Some(format!("the answer given after the budget ran out broke the result contract: {e}")) }
                 }
             }
         }
         Err(CallError::Cancelled) => Ending::reason(TerminalReason::Cancelled, None),
-        Err(CallError::Deadline) => Ending::reason(reason, Some("the final answer call ran out of time".into())),
-        Err(CallError::Provider(e)) => Ending::reason(reason, Some(format!("the final answer call failed: {e}"))),
+        Err(CallError::Deadline) => {
+            Ending::reason(reason, Some("the final answer call ran out of time".into()))
+        }
+        Err(CallError::Provider(e)) => {
+            Ending::reason(reason, Some(format!("the final answer call failed: {e}")))
+        }
     }
 }
 
 /// Runs a turn's tool calls; when the wall-time budget runs out meanwhile, the calls are cancelled
 /// (their results say so) and the loop's next budget check ends the run.
-async fn run_tools_until(ctx: &Arc<AgentCtx>, calls: &[ToolCall], deadline: Instant, cancel: &CancellationToken) -> Vec<Message> {
+async fn run_tools_until(
+    ctx: &Arc<AgentCtx>,
+    calls: &[ToolCall],
+    deadline: Instant,
+    cancel: &CancellationToken,
+) -> Vec<Message> {
     let tools_cancel = cancel.child_token();
     let fut = run_tools(ctx, calls, &tools_cancel);
     tokio::pin!(fut);
@@ -605,7 +799,11 @@ fn mutates(ctx: &AgentCtx, call: &ToolCall) -> bool {
 }
 
 /// Read-only calls in a row run concurrently; a mutating call runs alone, in order.
-async fn run_tools(ctx: &Arc<AgentCtx>, calls: &[ToolCall], cancel: &CancellationToken) -> Vec<Message> {
+async fn run_tools(
+    ctx: &Arc<AgentCtx>,
+    calls: &[ToolCall],
+    cancel: &CancellationToken,
+) -> Vec<Message> {
     let mut out = Vec::with_capacity(calls.len());
     let mut i = 0;
     while i < calls.len() {
@@ -618,7 +816,8 @@ async fn run_tools(ctx: &Arc<AgentCtx>, calls: &[ToolCall], cancel: &Cancellatio
         while j < calls.len() && !mutates(ctx, &calls[j]) {
             j += 1;
         }
-        let group = futures::future::join_all(calls[i..j].iter().map(|c| run_one(ctx, c, cancel))).await;
+        let group =
+            futures::future::join_all(calls[i..j].iter().map(|c| run_one(ctx, c, cancel))).await;
         out.extend(group);
         i = j;
     }
@@ -638,12 +837,19 @@ fn cap(text: &str, limit: usize) -> (String, bool) {
 
 async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToken) -> Message {
     let tool = ctx.find_tool(&call.name).cloned();
-    let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
     let parsed: Result<Value, _> = serde_json::from_str(raw);
     ctx.trace.emit(TraceEvent::ToolCallBegin {
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        arguments: parsed.as_ref().cloned().unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        arguments: parsed
+            .as_ref()
+            .cloned()
+            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
         mutates: tool.as_ref().is_some_and(|t| t.mutates()),
     });
     let started = Mutex::new(Instant::now());
@@ -657,22 +863,55 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
             output_bytes: content.len() as u64,
             output_cap_bytes: ctx.runtime.settings.trace_output_cap as u64,
             truncated,
-            duration_ms: started.lock().map(|s| s.elapsed().as_millis() as u64).unwrap_or(0),
+            duration_ms: started
+                .lock()
+                .map(|s| s.elapsed().as_millis() as u64)
+                .unwrap_or(0),
         });
-        Message::ToolResult { call_id: call.id.clone(), name: call.name.clone(), content, is_error: status != ToolStatus::Ok }
+        Message::ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error: status != ToolStatus::Ok,
+        }
     };
     let Some(tool) = tool else {
         // A real tool this session does not have (Bash in a read-only subagent) is a permission
         // decision worth recording, not a typo.
-        let global = ctx.runtime.tools.iter().find(|t| t.name() == call.name).map(|t| t.mutates()).or((call.name == "Task").then_some(false));
+        let global = ctx
+            .runtime
+            .tools
+            .iter()
+            .find(|t| t.name() == call.name)
+            .map(|t| t.mutates())
+            .or((call.name == "Task").then_some(false));
         if let Some(mutates) = global {
-            if let Precheck::Decided { decision: Decision::Deny, source, reason } = ctx.gate.precheck(&call.name, mutates) {
-                ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision: Decision::Deny, source, scope: None, reason: reason.clone() });
+            if let Precheck::Decided {
+                decision: Decision::Deny,
+                source,
+                reason,
+            } = ctx.gate.precheck(&call.name, mutates)
+            {
+                ctx.trace.emit(TraceEvent::PermissionDecided {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    decision: Decision::Deny,
+                    source,
+                    scope: None,
+                    reason: reason.clone(),
+                });
                 return done(ToolStatus::Denied, format!("Permission denied: {reason}."));
             }
         }
         let names: Vec<&str> = ctx.tools.iter().map(|t| t.name()).collect();
-        return done(ToolStatus::Error, format!("Error: unknown tool `{}`. Available tools: {}.", call.name, names.join(", ")));
+        return done(
+            ToolStatus::Error,
+            format!(
+                "Error: unknown tool `{}`. Available tools: {}.",
+                call.name,
+                names.join(", ")
+            ),
+        );
     };
     let args = match parsed {
         Ok(Value::Object(m)) => Value::Object(m),
@@ -680,22 +919,50 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
         Err(e) => return done(ToolStatus::Error, format!("Error: arguments are not valid JSON ({e}); send one JSON object matching the tool's schema")),
     };
     match ctx.gate.precheck(&call.name, tool.mutates()) {
-        Precheck::Decided { decision, source, reason } => {
-            ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision, source, scope: None, reason: reason.clone() });
+        Precheck::Decided {
+            decision,
+            source,
+            reason,
+        } => {
+            ctx.trace.emit(TraceEvent::PermissionDecided {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                decision,
+                source,
+                scope: None,
+                reason: reason.clone(),
+            });
             if decision == Decision::Deny {
                 return done(ToolStatus::Denied, format!("Permission denied: {reason}."));
             }
         }
         Precheck::Ask => {
             let summary = tool.summarize(&args);
-            ctx.trace.emit(TraceEvent::PermissionRequested { call_id: call.id.clone(), tool: call.name.clone(), summary: summary.clone() });
-            let request = ApprovalRequest { session_id: ctx.session_id.clone(), call_id: call.id.clone(), tool: call.name.clone(), summary, arguments: args.clone() };
+            ctx.trace.emit(TraceEvent::PermissionRequested {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                summary: summary.clone(),
+            });
+            let request = ApprovalRequest {
+                session_id: ctx.session_id.clone(),
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                summary,
+                arguments: args.clone(),
+            };
             let answer = tokio::select! {
                 a = ctx.gate.ask(request) => a,
                 _ = cancel.cancelled() => return done(ToolStatus::Cancelled, "Cancelled while waiting for approval.".into()),
             };
             let (decision, source, scope, reason) = answer;
-            ctx.trace.emit(TraceEvent::PermissionDecided { call_id: call.id.clone(), tool: call.name.clone(), decision, source, scope, reason: reason.clone() });
+            ctx.trace.emit(TraceEvent::PermissionDecided {
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                decision,
+                source,
+                scope,
+                reason: reason.clone(),
+            });
             if decision == Decision::Deny {
                 return done(ToolStatus::Denied, format!("Permission denied: {reason}. Do not retry the same call; explain or take another approach."));
             }
@@ -719,7 +986,10 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
             }
             done(ToolStatus::Ok, out.content)
         }
-        Err(ToolError::Cancelled) => done(ToolStatus::Cancelled, "Cancelled before it finished.".into()),
+        Err(ToolError::Cancelled) => done(
+            ToolStatus::Cancelled,
+            "Cancelled before it finished.".into(),
+        ),
         Err(e) => done(ToolStatus::Error, format!("Error: {e}")),
     }
 }

@@ -41,13 +41,25 @@ fn flatten(messages: &[Message]) -> String {
                     out.push_str(&format!("ASSISTANT: {}\n", clip(text)));
                 }
                 for c in tool_calls {
-                    out.push_str(&format!("ASSISTANT CALLS {}({})\n", c.name, clip(&c.arguments)));
+                    out.push_str(&format!(
+                        "ASSISTANT CALLS {}({})\n",
+                        c.name,
+                        clip(&c.arguments)
+                    ));
                 }
                 out.push('\n');
             }
-            Message::ToolResult { name, content, is_error, .. } => {
-                out.push_str(&format!("{} RESULT{}: {}\n\n", name, if *is_error { " (error)" } else { "" }, clip(content)))
-            }
+            Message::ToolResult {
+                name,
+                content,
+                is_error,
+                ..
+            } => out.push_str(&format!(
+                "{} RESULT{}: {}\n\n",
+                name,
+                if *is_error { " (error)" } else { "" },
+                clip(content)
+            )),
         }
     }
     out
@@ -67,16 +79,26 @@ fn keep_from(history: &[Message], budget: u64, system: &str, tools: &[ToolSpec])
         }
         best = Some(i);
     }
-    best.or_else(|| (1..history.len()).rev().find(|&i| !matches!(history[i], Message::ToolResult { .. })))
+    best.or_else(|| {
+        (1..history.len())
+            .rev()
+            .find(|&i| !matches!(history[i], Message::ToolResult { .. }))
+    })
 }
 
 /// Replaces older turns with a summary. Errors say why it could not (nothing to compact, the
 /// summariser failed).
-pub(crate) async fn compact(ctx: &AgentCtx, history: &mut Vec<Message>, st: &mut LoopState, cancel: &CancellationToken) -> Result<(), String> {
+pub(crate) async fn compact(
+    ctx: &AgentCtx,
+    history: &mut Vec<Message>,
+    st: &mut LoopState,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
     let budget = st.budgets.max_context_tokens;
     let system = ctx.profile.system_prompt();
     let before_tokens = estimate_tokens(system, history, &ctx.tool_specs);
-    let cut = keep_from(history, budget, system, &ctx.tool_specs).ok_or("the history has no older turns to summarise")?;
+    let cut = keep_from(history, budget, system, &ctx.tool_specs)
+        .ok_or("the history has no older turns to summarise")?;
     let model_call_id = new_id("m");
     ctx.trace.emit(TraceEvent::ModelCallBegin {
         model_call_id: model_call_id.clone(),
@@ -136,14 +158,20 @@ pub(crate) async fn compact(ctx: &AgentCtx, history: &mut Vec<Message>, st: &mut
     let messages_before = history.len() as u32;
     // The person's words are kept verbatim: a summary may lose the exact request.
     let latest_request = history[..cut].iter().rev().find_map(|m| match m {
-        Message::User { text } if !text.starts_with("Host notice") && !text.starts_with("[Summary of the earlier") => Some(text.clone()),
+        Message::User { text }
+            if !text.starts_with("Host notice") && !text.starts_with("[Summary of the earlier") =>
+        {
+            Some(text.clone())
+        }
         _ => None,
     });
     let tail: Vec<Message> = history.drain(cut..).collect();
     history.clear();
     let mut head = format!("[Summary of the earlier conversation, written when it was compacted]\n{summary}\n[End of summary]");
     if let Some(request) = latest_request {
-        head.push_str(&format!("\n\nThe person's latest request, verbatim:\n{request}"));
+        head.push_str(&format!(
+            "\n\nThe person's latest request, verbatim:\n{request}"
+        ));
     }
     let mut tail = tail.into_iter().peekable();
     if let Some(Message::User { text }) = tail.peek() {
@@ -169,7 +197,12 @@ pub(crate) async fn compact(ctx: &AgentCtx, history: &mut Vec<Message>, st: &mut
 
 /// Shortens old tool results (oldest first) until the history fits `budget`, keeping the newest
 /// result intact where possible.
-pub(crate) fn elide_old_tool_results(history: &mut [Message], budget: u64, system: &str, tools: &[ToolSpec]) {
+pub(crate) fn elide_old_tool_results(
+    history: &mut [Message],
+    budget: u64,
+    system: &str,
+    tools: &[ToolSpec],
+) {
     let n = history.len();
     for i in 0..n {
         if estimate_tokens(system, history, tools) <= budget {
@@ -181,7 +214,11 @@ pub(crate) fn elide_old_tool_results(history: &mut [Message], budget: u64, syste
                 while !content.is_char_boundary(end) {
                     end -= 1;
                 }
-                *content = format!("{}… [elided by the host to fit the context budget: {} bytes]", &content[..end], content.len());
+                *content = format!(
+                    "{}… [elided by the host to fit the context budget: {} bytes]",
+                    &content[..end],
+                    content.len()
+                );
             }
         }
     }

@@ -17,7 +17,9 @@ pub type EnvSnapshot = HashMap<String, String>;
 
 /// Reads the `CANOPY_*` variables from the process environment.
 pub fn env_snapshot() -> EnvSnapshot {
-    std::env::vars().filter(|(k, _)| k.starts_with("CANOPY_")).collect()
+    std::env::vars()
+        .filter(|(k, _)| k.starts_with("CANOPY_"))
+        .collect()
 }
 
 /// Model resolution from settings + keys.
@@ -30,7 +32,11 @@ pub struct ConfiguredModels {
 impl ConfiguredModels {
     /// A resolver over these settings (env overrides already applied), env and key store.
     pub fn new(settings: Settings, env: EnvSnapshot, store: Arc<dyn SecretStore>) -> Self {
-        ConfiguredModels { settings, env, store }
+        ConfiguredModels {
+            settings,
+            env,
+            store,
+        }
     }
 
     /// Every key the slots can use, for redaction. Keychain failures are ignored here: a key that
@@ -39,7 +45,11 @@ impl ConfiguredModels {
         let env = |k: &str| self.env.get(k).cloned();
         [ModelSlot::Main, ModelSlot::Light]
             .into_iter()
-            .filter_map(|slot| resolve_api_key(slot, &env, self.store.as_ref()).ok().and_then(|r| r.key))
+            .filter_map(|slot| {
+                resolve_api_key(slot, &env, self.store.as_ref())
+                    .ok()
+                    .and_then(|r| r.key)
+            })
             .collect()
     }
 }
@@ -48,11 +58,23 @@ impl ModelResolver for ConfiguredModels {
     fn resolve(&self, slot: ModelSlot) -> Result<ResolvedModel, RuntimeError> {
         let (used, config, fallback) = self.settings.resolve_slot(slot);
         let env = |k: &str| self.env.get(k).cloned();
-        let key = require_api_key(&self.settings, slot, &env, self.store.as_ref())
-            .map_err(|e| RuntimeError::Model { slot: used.as_str().into(), reason: e.to_string() })?;
-        let mut pc = ProviderConfig::new(config.provider, config.base_url.clone(), config.model.clone());
+        let key =
+            require_api_key(&self.settings, slot, &env, self.store.as_ref()).map_err(|e| {
+                RuntimeError::Model {
+                    slot: used.as_str().into(),
+                    reason: e.to_string(),
+                }
+            })?;
+        let mut pc = ProviderConfig::new(
+            config.provider,
+            config.base_url.clone(),
+            config.model.clone(),
+        );
         pc.api_key = key;
-        let client = client_for(pc).map_err(|e| RuntimeError::Model { slot: used.as_str().into(), reason: e.to_string() })?;
+        let client = client_for(pc).map_err(|e| RuntimeError::Model {
+            slot: used.as_str().into(),
+            reason: e.to_string(),
+        })?;
         Ok(ResolvedModel {
             client,
             info: ModelInfo {
@@ -81,7 +103,10 @@ pub fn runtime_settings(settings: &Settings) -> RuntimeSettings {
         for (name, overrides) in &settings.profiles {
             let base = builtins.iter().find(|p| p.name() == name);
             let (budgets, model) = match base {
-                Some(p) => (overrides.apply_to(p.budgets()), overrides.model.unwrap_or(p.model())),
+                Some(p) => (
+                    overrides.apply_to(p.budgets()),
+                    overrides.model.unwrap_or(p.model()),
+                ),
                 None => continue,
             };
             rs.profile_overrides.insert(name.clone(), (budgets, model));

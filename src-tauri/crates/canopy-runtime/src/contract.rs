@@ -13,7 +13,11 @@ const QUOTE_CAP: usize = 300;
 
 /// Validates a final answer against a contract. `Err` says exactly what was wrong, in words the
 /// model can act on in its corrective turn.
-pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Result<SubagentResult, String> {
+pub fn validate(
+    contract: ResultContract,
+    text: &str,
+    project_root: &Path,
+) -> Result<SubagentResult, String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the final answer was empty; reply with exactly one JSON object".into());
@@ -25,11 +29,14 @@ pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Re
         return Err("the answer must start with `{`: reply with exactly one JSON object and no text before or after it".into());
     }
     let mut de = serde_json::Deserializer::from_str(trimmed);
-    let value: Value = serde::Deserialize::deserialize(&mut de).map_err(|e| format!("the answer is not valid JSON: {e}"))?;
+    let value: Value = serde::Deserialize::deserialize(&mut de)
+        .map_err(|e| format!("the answer is not valid JSON: {e}"))?;
     if de.end().is_err() {
         return Err("there is text after the JSON object; reply with exactly one JSON object and nothing else".into());
     }
-    let obj = value.as_object().ok_or("the answer must be a JSON object")?;
+    let obj = value
+        .as_object()
+        .ok_or("the answer must be a JSON object")?;
     let string_list = |key: &str| -> Result<Vec<String>, String> {
         match obj.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
@@ -50,7 +57,11 @@ pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Re
             Some(_) => Err(format!("`{key}` must be an array of strings")),
         }
     };
-    let summary = obj.get("summary").and_then(Value::as_str).map(str::trim).unwrap_or("");
+    let summary = obj
+        .get("summary")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .unwrap_or("");
     if summary.is_empty() {
         return Err("`summary` is missing or empty; it must say what you found".into());
     }
@@ -62,7 +73,11 @@ pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Re
             let status = match obj.get("status").and_then(Value::as_str) {
                 Some("completed") => ResultStatus::Completed,
                 Some("partial") => ResultStatus::Partial,
-                Some(other) => return Err(format!("`status` must be \"completed\" or \"partial\", not {other:?}")),
+                Some(other) => {
+                    return Err(format!(
+                        "`status` must be \"completed\" or \"partial\", not {other:?}"
+                    ))
+                }
                 None => return Err("`status` is missing; use \"completed\" or \"partial\"".into()),
             };
             (status, None, Vec::new())
@@ -73,7 +88,11 @@ pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Re
                 Some("FAIL") => Verdict::Fail,
                 Some("PARTIAL") => Verdict::Partial,
                 Some("UNVERIFIED") => Verdict::Unverified,
-                other => return Err(format!("`verdict` must be one of PASS, FAIL, PARTIAL, UNVERIFIED, not {other:?}")),
+                other => {
+                    return Err(format!(
+                        "`verdict` must be one of PASS, FAIL, PARTIAL, UNVERIFIED, not {other:?}"
+                    ))
+                }
             };
             let reasons = string_list("reasons")?;
             if verdict != Verdict::Pass && reasons.is_empty() {
@@ -86,7 +105,10 @@ pub fn validate(contract: ResultContract, text: &str, project_root: &Path) -> Re
         status,
         summary: summary.to_string(),
         findings,
-        evidence: evidence_raw.iter().map(|e| check_evidence(e, project_root)).collect(),
+        evidence: evidence_raw
+            .iter()
+            .map(|e| check_evidence(e, project_root))
+            .collect(),
         unresolved_questions: unresolved,
         verdict,
         reasons,
@@ -99,7 +121,13 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
     let (path, lines) = s.rsplit_once(':')?;
     // `path:12:5` (line:column): drop the column.
     let (path, lines) = match path.rsplit_once(':') {
-        Some((p, l)) if l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty() && lines.chars().all(|c| c.is_ascii_digit()) => (p, l),
+        Some((p, l))
+            if l.chars().all(|c| c.is_ascii_digit())
+                && !l.is_empty()
+                && lines.chars().all(|c| c.is_ascii_digit()) =>
+        {
+            (p, l)
+        }
         _ => (path, lines),
     };
     let (start, end) = match lines.split_once('-') {
@@ -116,17 +144,42 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
 /// Checks one reference against the project.
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
     let Some((path, line, end_line)) = parse_reference(raw) else {
-        return CheckedEvidence { raw: raw.to_string(), path: raw.to_string(), line: 0, end_line: None, state: EvidenceState::Unparseable, text: None };
+        return CheckedEvidence {
+            raw: raw.to_string(),
+            path: raw.to_string(),
+            line: 0,
+            end_line: None,
+            state: EvidenceState::Unparseable,
+            text: None,
+        };
     };
-    let mut out = CheckedEvidence { raw: raw.to_string(), path: path.clone(), line, end_line, state: EvidenceState::Valid, text: None };
-    let candidate = if Path::new(&path).is_absolute() { Path::new(&path).to_path_buf() } else { project_root.join(&path) };
-    let root = project_root.canonicalize().unwrap_or_else(|_| project_root.to_path_buf());
+    let mut out = CheckedEvidence {
+        raw: raw.to_string(),
+        path: path.clone(),
+        line,
+        end_line,
+        state: EvidenceState::Valid,
+        text: None,
+    };
+    let candidate = if Path::new(&path).is_absolute() {
+        Path::new(&path).to_path_buf()
+    } else {
+        project_root.join(&path)
+    };
+    let root = project_root
+        .canonicalize()
+        .unwrap_or_else(|_| project_root.to_path_buf());
     let resolved = match candidate.canonicalize() {
         Ok(p) => p,
         Err(_) => {
             // A path that does not exist may still point outside the root (`../x`).
-            let escapes = Path::new(&path).is_absolute() && !candidate.starts_with(&root) || path.split('/').any(|c| c == "..");
-            out.state = if escapes { EvidenceState::OutsideProject } else { EvidenceState::MissingFile };
+            let escapes = Path::new(&path).is_absolute() && !candidate.starts_with(&root)
+                || path.split('/').any(|c| c == "..");
+            out.state = if escapes {
+                EvidenceState::OutsideProject
+            } else {
+                EvidenceState::MissingFile
+            };
             return out;
         }
     };
@@ -168,7 +221,11 @@ mod tests {
     fn project() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("src/auth.rs"), "fn a() {}\nfn login() {}\nfn c() {}\n").unwrap();
+        std::fs::write(
+            dir.path().join("src/auth.rs"),
+            "fn a() {}\nfn login() {}\nfn c() {}\n",
+        )
+        .unwrap();
         dir
     }
 
@@ -195,13 +252,23 @@ mod tests {
         let v = |t: &str| validate(ResultContract::Explore, t, dir.path());
         assert!(v("```json\n{}\n```").unwrap_err().contains("code fence"));
         assert!(v("Here it is: {}").unwrap_err().contains("start with `{`"));
-        assert!(v("{\"status\":\"completed\",\"summary\":\"\"}").unwrap_err().contains("`summary`"));
-        assert!(v("{\"status\":\"done\",\"summary\":\"x\"}").unwrap_err().contains("`status`"));
-        assert!(v("{\"status\":\"completed\",\"summary\":\"x\"} trailing").unwrap_err().contains("after the JSON"));
+        assert!(v("{\"status\":\"completed\",\"summary\":\"\"}")
+            .unwrap_err()
+            .contains("`summary`"));
+        assert!(v("{\"status\":\"done\",\"summary\":\"x\"}")
+            .unwrap_err()
+            .contains("`status`"));
+        assert!(v("{\"status\":\"completed\",\"summary\":\"x\"} trailing")
+            .unwrap_err()
+            .contains("after the JSON"));
         let ok = v(r#"{"status":"completed","summary":"login is in auth.rs","findings":["login"],"evidence":["src/auth.rs:2","src/auth.rs:99"],"unresolved_questions":[]}"#).unwrap();
         assert_eq!(ok.evidence[0].state, EvidenceState::Valid);
         assert_eq!(ok.evidence[1].state, EvidenceState::LineOutOfRange);
-        let verdict = validate(ResultContract::Verify, r#"{"verdict":"FAIL","summary":"no","reasons":[]}"#, dir.path());
+        let verdict = validate(
+            ResultContract::Verify,
+            r#"{"verdict":"FAIL","summary":"no","reasons":[]}"#,
+            dir.path(),
+        );
         assert!(verdict.unwrap_err().contains("reasons"));
     }
 }

@@ -66,7 +66,9 @@ pub struct FlagApprover {
 impl FlagApprover {
     /// Allows exactly these tool names (`Edit`, `Write`, `Bash`, …).
     pub fn new(allowed: impl IntoIterator<Item = String>) -> Self {
-        FlagApprover { allowed: allowed.into_iter().collect() }
+        FlagApprover {
+            allowed: allowed.into_iter().collect(),
+        }
     }
 }
 
@@ -108,8 +110,19 @@ pub struct Gate {
 
 impl Gate {
     /// A gate for a session in `mode`, offering only `allowlist`.
-    pub fn new(mode: PermissionMode, policy: Policy, allowlist: impl IntoIterator<Item = String>, approver: Option<Arc<dyn Approver>>) -> Self {
-        Gate { mode, policy, allowlist: allowlist.into_iter().collect(), session_rules: Mutex::new(HashSet::new()), approver }
+    pub fn new(
+        mode: PermissionMode,
+        policy: Policy,
+        allowlist: impl IntoIterator<Item = String>,
+        approver: Option<Arc<dyn Approver>>,
+    ) -> Self {
+        Gate {
+            mode,
+            policy,
+            allowlist: allowlist.into_iter().collect(),
+            session_rules: Mutex::new(HashSet::new()),
+            approver,
+        }
     }
 
     /// The mode.
@@ -136,9 +149,18 @@ impl Gate {
             };
         }
         if !needs_policy {
-            return Precheck::Decided { decision: Decision::Allow, source: DecisionSource::ReadOnly, reason: "read-only tool".into() };
+            return Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::ReadOnly,
+                reason: "read-only tool".into(),
+            };
         }
-        if self.session_rules.lock().map(|r| r.contains(tool)).unwrap_or(false) {
+        if self
+            .session_rules
+            .lock()
+            .map(|r| r.contains(tool))
+            .unwrap_or(false)
+        {
             return Precheck::Decided {
                 decision: Decision::Allow,
                 source: DecisionSource::SessionRule,
@@ -162,20 +184,43 @@ impl Gate {
     }
 
     /// Asks the approver and records a session rule for "allow for session".
-    pub async fn ask(&self, request: ApprovalRequest) -> (Decision, DecisionSource, Option<ApprovalScope>, String) {
+    pub async fn ask(
+        &self,
+        request: ApprovalRequest,
+    ) -> (Decision, DecisionSource, Option<ApprovalScope>, String) {
         let Some(approver) = self.approver.clone() else {
-            return (Decision::Deny, DecisionSource::NoApprover, None, "nobody can answer".into());
+            return (
+                Decision::Deny,
+                DecisionSource::NoApprover,
+                None,
+                "nobody can answer".into(),
+            );
         };
         let tool = request.tool.clone();
         match approver.approve(request).await {
-            ApprovalAnswer::AllowOnce => (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Once), "approved once".into()),
+            ApprovalAnswer::AllowOnce => (
+                Decision::Allow,
+                DecisionSource::User,
+                Some(ApprovalScope::Once),
+                "approved once".into(),
+            ),
             ApprovalAnswer::AllowSession => {
                 if let Ok(mut rules) = self.session_rules.lock() {
                     rules.insert(tool.clone());
                 }
-                (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Session), format!("`{tool}` approved for this session"))
+                (
+                    Decision::Allow,
+                    DecisionSource::User,
+                    Some(ApprovalScope::Session),
+                    format!("`{tool}` approved for this session"),
+                )
             }
-            ApprovalAnswer::Deny => (Decision::Deny, DecisionSource::User, None, "the person denied this call".into()),
+            ApprovalAnswer::Deny => (
+                Decision::Deny,
+                DecisionSource::User,
+                None,
+                "the person denied this call".into(),
+            ),
         }
     }
 }
@@ -185,34 +230,86 @@ mod tests {
     use super::*;
 
     fn all() -> Vec<String> {
-        ["Read", "Edit", "Bash", "Task"].iter().map(|s| s.to_string()).collect()
+        ["Read", "Edit", "Bash", "Task"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
     }
 
     #[test]
     fn readonly_mode_denies_mutation_and_task_even_when_allowlisted() {
-        let gate = Gate::new(PermissionMode::ReadonlySubagent, Policy { edit: PolicyAction::Allow, write: PolicyAction::Allow, bash: PolicyAction::Allow, task: PolicyAction::Allow }, all(), None);
+        let gate = Gate::new(
+            PermissionMode::ReadonlySubagent,
+            Policy {
+                edit: PolicyAction::Allow,
+                write: PolicyAction::Allow,
+                bash: PolicyAction::Allow,
+                task: PolicyAction::Allow,
+            },
+            all(),
+            None,
+        );
         for (tool, mutates) in [("Edit", true), ("Bash", true), ("Task", false)] {
             match gate.precheck(tool, mutates) {
-                Precheck::Decided { decision, source, .. } => {
+                Precheck::Decided {
+                    decision, source, ..
+                } => {
                     assert_eq!(decision, Decision::Deny);
                     assert_eq!(source, DecisionSource::ReadonlyMode);
                 }
                 other => panic!("{tool}: {other:?}"),
             }
         }
-        assert!(matches!(gate.precheck("Read", false), Precheck::Decided { decision: Decision::Allow, .. }));
+        assert!(matches!(
+            gate.precheck("Read", false),
+            Precheck::Decided {
+                decision: Decision::Allow,
+                ..
+            }
+        ));
     }
 
     #[tokio::test]
     async fn ask_then_session_rule() {
-        let gate = Gate::new(PermissionMode::Main, Policy::default(), all(), Some(Arc::new(AlwaysSession)));
+        let gate = Gate::new(
+            PermissionMode::Main,
+            Policy::default(),
+            all(),
+            Some(Arc::new(AlwaysSession)),
+        );
         assert_eq!(gate.precheck("Edit", true), Precheck::Ask);
-        assert_eq!(gate.precheck("Task", false), Precheck::Decided { decision: Decision::Allow, source: DecisionSource::Policy, reason: "policy allows `Task`".into() });
+        assert_eq!(
+            gate.precheck("Task", false),
+            Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::Policy,
+                reason: "policy allows `Task`".into()
+            }
+        );
         let (d, s, scope, _) = gate
-            .ask(ApprovalRequest { session_id: "s".into(), call_id: "c".into(), tool: "Edit".into(), summary: String::new(), arguments: serde_json::Value::Null })
+            .ask(ApprovalRequest {
+                session_id: "s".into(),
+                call_id: "c".into(),
+                tool: "Edit".into(),
+                summary: String::new(),
+                arguments: serde_json::Value::Null,
+            })
             .await;
-        assert_eq!((d, s, scope), (Decision::Allow, DecisionSource::User, Some(ApprovalScope::Session)));
-        assert!(matches!(gate.precheck("Edit", true), Precheck::Decided { source: DecisionSource::SessionRule, .. }));
+        assert_eq!(
+            (d, s, scope),
+            (
+                Decision::Allow,
+                DecisionSource::User,
+                Some(ApprovalScope::Session)
+            )
+        );
+        assert!(matches!(
+            gate.precheck("Edit", true),
+            Precheck::Decided {
+                source: DecisionSource::SessionRule,
+                ..
+            }
+        ));
         assert_eq!(gate.precheck("Bash", true), Precheck::Ask);
     }
 

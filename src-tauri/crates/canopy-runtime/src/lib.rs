@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use canopy_protocol::{
-    AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SecretString, TerminalReason, TraceRecord, Usage,
+    AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SecretString,
+    TerminalReason, TraceRecord, Usage,
 };
 use canopy_providers::ModelClient;
 use canopy_tools::Tool;
@@ -131,13 +132,28 @@ pub struct RunOutcome {
 
 impl Runtime {
     /// A runtime with the built-in tools. `secrets` are the configured API keys, redacted from traces.
-    pub fn new(settings: RuntimeSettings, models: Arc<dyn ModelResolver>, secrets: Vec<SecretString>) -> Arc<Runtime> {
+    pub fn new(
+        settings: RuntimeSettings,
+        models: Arc<dyn ModelResolver>,
+        secrets: Vec<SecretString>,
+    ) -> Arc<Runtime> {
         Runtime::with_tools(settings, models, secrets, canopy_tools::builtin_tools())
     }
 
     /// A runtime with an explicit tool list (tests register extra tools this way).
-    pub fn with_tools(settings: RuntimeSettings, models: Arc<dyn ModelResolver>, secrets: Vec<SecretString>, tools: Vec<Arc<dyn Tool>>) -> Arc<Runtime> {
-        Arc::new(Runtime { settings, models, tools, redactor: Arc::new(Redactor::new(secrets)), live: Mutex::new(HashMap::new()) })
+    pub fn with_tools(
+        settings: RuntimeSettings,
+        models: Arc<dyn ModelResolver>,
+        secrets: Vec<SecretString>,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Arc<Runtime> {
+        Arc::new(Runtime {
+            settings,
+            models,
+            tools,
+            redactor: Arc::new(Redactor::new(secrets)),
+            live: Mutex::new(HashMap::new()),
+        })
     }
 
     /// The settings in force.
@@ -147,7 +163,10 @@ impl Runtime {
 
     /// Profiles available in a project (built-ins with settings overrides, plus project profiles) and
     /// the project profile files that were rejected.
-    pub fn profiles_for(&self, project_root: &std::path::Path) -> Result<(Vec<RuntimeProfile>, Vec<ProfileLoadError>), RuntimeError> {
+    pub fn profiles_for(
+        &self,
+        project_root: &std::path::Path,
+    ) -> Result<(Vec<RuntimeProfile>, Vec<ProfileLoadError>), RuntimeError> {
         let mut profiles = profiles::builtin_profiles()?;
         let (project, errors) = profiles::load_project_profiles(project_root);
         profiles.extend(project);
@@ -162,8 +181,14 @@ impl Runtime {
     }
 
     /// Starts a main-agent session. Nothing is sent to a model until [`MainSession::run`].
-    pub fn start_session(self: &Arc<Self>, opts: SessionOptions) -> Result<Arc<MainSession>, RuntimeError> {
-        let root = opts.project_root.canonicalize().map_err(|_| RuntimeError::BadProject(opts.project_root.clone()))?;
+    pub fn start_session(
+        self: &Arc<Self>,
+        opts: SessionOptions,
+    ) -> Result<Arc<MainSession>, RuntimeError> {
+        let root = opts
+            .project_root
+            .canonicalize()
+            .map_err(|_| RuntimeError::BadProject(opts.project_root.clone()))?;
         if !root.is_dir() {
             return Err(RuntimeError::BadProject(root));
         }
@@ -172,7 +197,10 @@ impl Runtime {
             .iter()
             .find(|p| p.name() == "main")
             .cloned()
-            .ok_or_else(|| RuntimeError::InvalidProfile { name: "main".into(), reason: "missing".into() })?;
+            .ok_or_else(|| RuntimeError::InvalidProfile {
+                name: "main".into(),
+                reason: "missing".into(),
+            })?;
         let model = self.models.resolve(main.model())?;
         let session_id = new_id("s");
         let bus = EventBus::new(opts.events, self.redactor.clone(), opts.trace_dir);
@@ -193,13 +221,21 @@ impl Runtime {
             task_slots: Arc::new(Semaphore::new(self.settings.parallelism.max(1))),
         });
         ctx.emit_session_started();
-        Ok(Arc::new(MainSession { ctx, history: tokio::sync::Mutex::new(Vec::new()), cancel: Mutex::new(CancellationToken::new()) }))
+        Ok(Arc::new(MainSession {
+            ctx,
+            history: tokio::sync::Mutex::new(Vec::new()),
+            cancel: Mutex::new(CancellationToken::new()),
+        }))
     }
 
     /// Cancels a session (root or subagent) and, through its token, every descendant. Returns false
     /// when no live session has that id.
     pub fn cancel(&self, session_id: &str, reason: &str) -> bool {
-        let entry = self.live.lock().ok().and_then(|m| m.get(session_id).cloned());
+        let entry = self
+            .live
+            .lock()
+            .ok()
+            .and_then(|m| m.get(session_id).cloned());
         match entry {
             Some((token, ctx)) => {
                 ctx.record_cancel(reason);
@@ -212,7 +248,10 @@ impl Runtime {
 
     /// Ids of sessions currently running.
     pub fn live_sessions(&self) -> Vec<String> {
-        self.live.lock().map(|m| m.keys().cloned().collect()).unwrap_or_default()
+        self.live
+            .lock()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     fn register(&self, ctx: &Arc<agent::AgentCtx>, token: CancellationToken) {
@@ -248,7 +287,10 @@ impl MainSession {
 
     /// Runs one prompt to its end. Follow-ups call this again and keep the history.
     pub async fn run(&self, prompt: String) -> Result<RunOutcome, RuntimeError> {
-        let mut history = self.history.try_lock().map_err(|_| RuntimeError::Busy(self.ctx.session_id.clone()))?;
+        let mut history = self
+            .history
+            .try_lock()
+            .map_err(|_| RuntimeError::Busy(self.ctx.session_id.clone()))?;
         let run_id = new_id("r");
         self.ctx.trace.set_run_id(run_id.clone());
         // A cancelled token stays cancelled: each run gets a fresh one.

@@ -69,11 +69,23 @@ impl RuntimeProfile {
     /// recursion), no mutating tool in a read-only profile, only known tools.
     pub fn new(spec: ProfileSpec) -> Result<Self, RuntimeError> {
         let fail = |reason: String| RuntimeError::InvalidProfile {
-            name: spec.source.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| spec.name.clone()),
+            name: spec
+                .source
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| spec.name.clone()),
             reason,
         };
-        if spec.name.trim().is_empty() || !spec.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(fail(format!("name `{}` must be non-empty and use only letters, digits, `-` and `_`", spec.name)));
+        if spec.name.trim().is_empty()
+            || !spec
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(fail(format!(
+                "name `{}` must be non-empty and use only letters, digits, `-` and `_`",
+                spec.name
+            )));
         }
         if spec.system_prompt.trim().is_empty() {
             return Err(fail("the system prompt is empty".into()));
@@ -90,19 +102,27 @@ impl RuntimeProfile {
             }
         }
         for tool in &spec.tools {
-            let known = READ_ONLY_TOOLS.contains(&tool.as_str()) || MUTATING_TOOLS.contains(&tool.as_str()) || tool == "Task";
+            let known = READ_ONLY_TOOLS.contains(&tool.as_str())
+                || MUTATING_TOOLS.contains(&tool.as_str())
+                || tool == "Task";
             if !known {
                 return Err(fail(format!("unknown tool `{tool}` (known: Read, Grep, Glob, TodoWrite, Edit, Write, Bash, Task)")));
             }
             if spec.read_only && tool == "Task" {
-                return Err(fail("subagents cannot have the `Task` tool (no recursive delegation)".into()));
+                return Err(fail(
+                    "subagents cannot have the `Task` tool (no recursive delegation)".into(),
+                ));
             }
             if spec.read_only && MUTATING_TOOLS.contains(&tool.as_str()) {
-                return Err(fail(format!("`{tool}` mutates the project and is not allowed in a read-only profile")));
+                return Err(fail(format!(
+                    "`{tool}` mutates the project and is not allowed in a read-only profile"
+                )));
             }
         }
         if spec.read_only && spec.contract == ResultContract::Text {
-            return Err(fail("a subagent profile needs a result contract (explore or verify)".into()));
+            return Err(fail(
+                "a subagent profile needs a result contract (explore or verify)".into(),
+            ));
         }
         Ok(RuntimeProfile {
             name: spec.name,
@@ -171,11 +191,26 @@ impl RuntimeProfile {
 }
 
 /// The explore defaults: 12 steps, 16k context, 32k total tokens (see docs/runtime.md for why), 5 min.
-pub const EXPLORE_BUDGETS: Budgets = Budgets { max_steps: 12, max_context_tokens: 16_000, max_total_tokens: 32_000, max_wall_time_ms: 300_000 };
+pub const EXPLORE_BUDGETS: Budgets = Budgets {
+    max_steps: 12,
+    max_context_tokens: 16_000,
+    max_total_tokens: 32_000,
+    max_wall_time_ms: 300_000,
+};
 /// The verify defaults.
-pub const VERIFY_BUDGETS: Budgets = Budgets { max_steps: 16, max_context_tokens: 32_000, max_total_tokens: 96_000, max_wall_time_ms: 300_000 };
+pub const VERIFY_BUDGETS: Budgets = Budgets {
+    max_steps: 16,
+    max_context_tokens: 32_000,
+    max_total_tokens: 96_000,
+    max_wall_time_ms: 300_000,
+};
 /// The main agent's defaults (its context budget is also capped by the model's window).
-pub const MAIN_BUDGETS: Budgets = Budgets { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 };
+pub const MAIN_BUDGETS: Budgets = Budgets {
+    max_steps: 60,
+    max_context_tokens: 100_000,
+    max_total_tokens: 2_000_000,
+    max_wall_time_ms: 1_800_000,
+};
 
 const EXPLORE_PROMPT: &str = include_str!("prompts/explore.md");
 const VERIFY_PROMPT: &str = include_str!("prompts/verify.md");
@@ -242,8 +277,14 @@ pub fn load_project_profiles(project_root: &Path) -> (Vec<RuntimeProfile>, Vec<P
     let dir = project_root.join(".canopy").join("agents");
     let mut profiles = Vec::new();
     let mut errors = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else { return (profiles, errors) };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return (profiles, errors);
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
     paths.sort();
     for path in paths {
         match parse_profile_file(&path) {
@@ -257,8 +298,12 @@ pub fn load_project_profiles(project_root: &Path) -> (Vec<RuntimeProfile>, Vec<P
 fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let text = text.replace("\r\n", "\n");
-    let rest = text.strip_prefix("---\n").ok_or("missing front matter: the file must start with a `---` line")?;
-    let (front, body) = rest.split_once("\n---").ok_or("front matter is not closed by a `---` line")?;
+    let rest = text
+        .strip_prefix("---\n")
+        .ok_or("missing front matter: the file must start with a `---` line")?;
+    let (front, body) = rest
+        .split_once("\n---")
+        .ok_or("front matter is not closed by a `---` line")?;
     let body = body.trim_start_matches('-').trim();
     let mut fields = BTreeMap::new();
     for (n, line) in front.lines().enumerate() {
@@ -266,17 +311,46 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (k, v) = line.split_once(':').ok_or_else(|| format!("front matter line {}: expected `key: value`", n + 2))?;
+        let (k, v) = line
+            .split_once(':')
+            .ok_or_else(|| format!("front matter line {}: expected `key: value`", n + 2))?;
         fields.insert(k.trim().to_string(), v.trim().trim_matches('"').to_string());
     }
-    let known = ["name", "description", "tools", "model", "max_steps", "max_context_tokens", "max_total_tokens", "max_wall_time_ms", "contract"];
+    let known = [
+        "name",
+        "description",
+        "tools",
+        "model",
+        "max_steps",
+        "max_context_tokens",
+        "max_total_tokens",
+        "max_wall_time_ms",
+        "contract",
+    ];
     if let Some(k) = fields.keys().find(|k| !known.contains(&k.as_str())) {
-        return Err(format!("unknown front matter key `{k}` (known: {})", known.join(", ")));
+        return Err(format!(
+            "unknown front matter key `{k}` (known: {})",
+            known.join(", ")
+        ));
     }
-    let name = fields.get("name").cloned().or_else(|| path.file_stem().and_then(|s| s.to_str()).map(str::to_string)).unwrap_or_default();
+    let name = fields
+        .get("name")
+        .cloned()
+        .or_else(|| {
+            path.file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
     let tools: Vec<String> = fields
         .get("tools")
-        .map(|t| t.trim_matches(|c| c == '[' || c == ']').split(',').map(|s| s.trim().trim_matches('"').to_string()).filter(|s| !s.is_empty()).collect())
+        .map(|t| {
+            t.trim_matches(|c| c == '[' || c == ']')
+                .split(',')
+                .map(|s| s.trim().trim_matches('"').to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        })
         .unwrap_or_else(|| strings(&["Read", "Grep", "Glob"]));
     let model = match fields.get("model").map(String::as_str) {
         None | Some("light") => ModelSlot::Light,
@@ -286,12 +360,19 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
     let contract = match fields.get("contract").map(String::as_str) {
         None | Some("explore") => ResultContract::Explore,
         Some("verify") => ResultContract::Verify,
-        Some(other) => return Err(format!("contract must be `explore` or `verify`, not `{other}`")),
+        Some(other) => {
+            return Err(format!(
+                "contract must be `explore` or `verify`, not `{other}`"
+            ))
+        }
     };
     let num = |key: &str, default: u64| -> Result<u64, String> {
         match fields.get(key) {
             None => Ok(default),
-            Some(v) => v.replace('_', "").parse::<u64>().map_err(|_| format!("`{key}` must be a whole number, not `{v}`")),
+            Some(v) => v
+                .replace('_', "")
+                .parse::<u64>()
+                .map_err(|_| format!("`{key}` must be a whole number, not `{v}`")),
         }
     };
     let budgets = Budgets {
@@ -301,7 +382,9 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
         max_wall_time_ms: num("max_wall_time_ms", EXPLORE_BUDGETS.max_wall_time_ms)?,
     };
     if ["main", "explore", "verify"].contains(&name.as_str()) {
-        return Err(format!("`{name}` is a built-in profile name; choose another"));
+        return Err(format!(
+            "`{name}` is a built-in profile name; choose another"
+        ));
     }
     RuntimeProfile::new(ProfileSpec {
         name,
@@ -327,7 +410,10 @@ mod tests {
     #[test]
     fn builtins_are_valid() {
         let p = builtin_profiles().unwrap();
-        assert_eq!(p.iter().map(|p| p.name()).collect::<Vec<_>>(), ["main", "explore", "verify"]);
+        assert_eq!(
+            p.iter().map(|p| p.name()).collect::<Vec<_>>(),
+            ["main", "explore", "verify"]
+        );
         assert_eq!(p[1].budgets(), EXPLORE_BUDGETS);
     }
 
@@ -347,7 +433,15 @@ mod tests {
         let err = |s| RuntimeProfile::new(s).unwrap_err().to_string();
         assert!(err(spec(&["Read", "Task"], EXPLORE_BUDGETS, "p")).contains("Task"));
         assert!(err(spec(&["Bash"], EXPLORE_BUDGETS, "p")).contains("`Bash` mutates"));
-        assert!(err(spec(&["Read"], Budgets { max_steps: 0, ..EXPLORE_BUDGETS }, "p")).contains("max_steps"));
+        assert!(err(spec(
+            &["Read"],
+            Budgets {
+                max_steps: 0,
+                ..EXPLORE_BUDGETS
+            },
+            "p"
+        ))
+        .contains("max_steps"));
         assert!(err(spec(&["Read"], EXPLORE_BUDGETS, "  ")).contains("prompt is empty"));
         assert!(RuntimeProfile::new(spec(&["Read", "Grep"], EXPLORE_BUDGETS, "p")).is_ok());
     }
@@ -358,13 +452,21 @@ mod tests {
         let agents = dir.path().join(".canopy/agents");
         std::fs::create_dir_all(&agents).unwrap();
         std::fs::write(agents.join("docs.md"), "---\nname: docs\ndescription: Reads docs\ntools: [Read, Grep]\nmodel: light\nmax_steps: 5\n---\nYou read documentation.\n").unwrap();
-        std::fs::write(agents.join("evil.md"), "---\nname: evil\ntools: Read, Bash\n---\nDo things.\n").unwrap();
+        std::fs::write(
+            agents.join("evil.md"),
+            "---\nname: evil\ntools: Read, Bash\n---\nDo things.\n",
+        )
+        .unwrap();
         let (ok, bad) = load_project_profiles(dir.path());
         assert_eq!(ok.len(), 1);
         assert_eq!(ok[0].name(), "docs");
         assert_eq!(ok[0].budgets().max_steps, 5);
         assert_eq!(bad.len(), 1);
         assert!(bad[0].path.ends_with("evil.md"));
-        assert!(bad[0].reason.contains("`Bash` mutates the project"), "{}", bad[0].reason);
+        assert!(
+            bad[0].reason.contains("`Bash` mutates the project"),
+            "{}",
+            bad[0].reason
+        );
     }
 }

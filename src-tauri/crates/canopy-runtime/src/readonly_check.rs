@@ -14,13 +14,23 @@ impl Snapshot {
     /// Walks the project.
     pub fn take(root: &Path) -> Snapshot {
         let mut files = BTreeMap::new();
-        let walk = ignore::WalkBuilder::new(root).hidden(false).git_ignore(true).require_git(false).filter_entry(|e| e.file_name() != ".git").build();
+        let walk = ignore::WalkBuilder::new(root)
+            .hidden(false)
+            .git_ignore(true)
+            .require_git(false)
+            .filter_entry(|e| e.file_name() != ".git")
+            .build();
         for entry in walk.flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
             let Ok(meta) = entry.metadata() else { continue };
-            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path()).to_string_lossy().replace('\\', "/");
+            let rel = entry
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(entry.path())
+                .to_string_lossy()
+                .replace('\\', "/");
             files.insert(rel, (meta.len(), meta.modified().ok()));
         }
         Snapshot(files)
@@ -61,6 +71,9 @@ mod tests {
         std::fs::write(dir.path().join("c.txt"), "c").unwrap();
         let mut changes = before.changes(&Snapshot::take(dir.path()));
         changes.sort();
-        assert_eq!(changes, ["a.txt (modified)", "b.txt (removed)", "c.txt (added)"]);
+        assert_eq!(
+            changes,
+            ["a.txt (modified)", "b.txt (removed)", "c.txt (added)"]
+        );
     }
 }

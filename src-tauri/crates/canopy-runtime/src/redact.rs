@@ -19,7 +19,10 @@ impl Redactor {
     /// Slack, AWS access key ids, bearer tokens).
     pub fn new(secrets: Vec<SecretString>) -> Self {
         // Short values would redact ordinary words; real keys are long.
-        let secrets = secrets.into_iter().filter(|s| s.expose().len() >= 8).collect();
+        let secrets = secrets
+            .into_iter()
+            .filter(|s| s.expose().len() >= 8)
+            .collect();
         let shapes = Regex::new(
             r"(sk-(?:ant-|proj-|or-)?[A-Za-z0-9_\-]{16,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9\-]{10,}|AKIA[0-9A-Z]{16}|(?i:bearer)\s+[A-Za-z0-9\-._~+/]{20,}=*)",
         )

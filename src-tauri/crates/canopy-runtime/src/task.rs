@@ -6,7 +6,8 @@ use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use canopy_protocol::{
-    AgentKind, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason, ToolSpec, TraceEvent, Usage, Verdict,
+    AgentKind, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason,
+    ToolSpec, TraceEvent, Usage, Verdict,
 };
 use canopy_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use serde::Deserialize;
@@ -44,7 +45,10 @@ pub(crate) struct TaskTool {
 impl TaskTool {
     pub fn new(parent: Weak<AgentCtx>, profiles: Arc<Vec<RuntimeProfile>>) -> Self {
         let available: Vec<&RuntimeProfile> = profiles.iter().filter(|p| p.read_only()).collect();
-        let list: Vec<String> = available.iter().map(|p| format!("- `{}`: {}", p.name(), p.description())).collect();
+        let list: Vec<String> = available
+            .iter()
+            .map(|p| format!("- `{}`: {}", p.name(), p.description()))
+            .collect();
         let names: Vec<&str> = available.iter().map(|p| p.name()).collect();
         let spec = ToolSpec {
             name: "Task".into(),
@@ -85,26 +89,65 @@ impl Tool for TaskTool {
     fn summarize(&self, args: &serde_json::Value) -> String {
         format!(
             "Task {}: {}",
-            args.get("subagent_type").and_then(|v| v.as_str()).unwrap_or("?"),
-            args.get("description").and_then(|v| v.as_str()).unwrap_or("")
+            args.get("subagent_type")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?"),
+            args.get("description")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
         )
     }
 
-    async fn run(&self, args: serde_json::Value, tctx: &ToolContext) -> Result<ToolOutput, ToolError> {
-        let parent = self.parent.upgrade().ok_or_else(|| ToolError::Failed("the parent session has ended".into()))?;
-        let args: TaskArgs = serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+    async fn run(
+        &self,
+        args: serde_json::Value,
+        tctx: &ToolContext,
+    ) -> Result<ToolOutput, ToolError> {
+        let parent = self
+            .parent
+            .upgrade()
+            .ok_or_else(|| ToolError::Failed("the parent session has ended".into()))?;
+        let args: TaskArgs =
+            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         if args.description.trim().is_empty() {
-            return Err(ToolError::InvalidArguments("`description` must not be empty".into()));
+            return Err(ToolError::InvalidArguments(
+                "`description` must not be empty".into(),
+            ));
         }
         if args.prompt.trim().is_empty() {
-            return Err(ToolError::InvalidArguments("`prompt` must not be empty: the subagent sees nothing but this prompt".into()));
+            return Err(ToolError::InvalidArguments(
+                "`prompt` must not be empty: the subagent sees nothing but this prompt".into(),
+            ));
         }
-        let profile = parent.profiles.iter().find(|p| p.name() == args.subagent_type && p.read_only()).cloned().ok_or_else(|| {
-            let names: Vec<&str> = parent.profiles.iter().filter(|p| p.read_only()).map(|p| p.name()).collect();
-            ToolError::InvalidArguments(format!("unknown subagent_type `{}`; available: {}", args.subagent_type, names.join(", ")))
-        })?;
+        let profile = parent
+            .profiles
+            .iter()
+            .find(|p| p.name() == args.subagent_type && p.read_only())
+            .cloned()
+            .ok_or_else(|| {
+                let names: Vec<&str> = parent
+                    .profiles
+                    .iter()
+                    .filter(|p| p.read_only())
+                    .map(|p| p.name())
+                    .collect();
+                ToolError::InvalidArguments(format!(
+                    "unknown subagent_type `{}`; available: {}",
+                    args.subagent_type,
+                    names.join(", ")
+                ))
+            })?;
         let description = args.description.trim().to_string();
-        let launched = launch(&parent, &tctx.call_id, &description, profile, args.model, args.prompt, &tctx.cancel).await;
+        let launched = launch(
+            &parent,
+            &tctx.call_id,
+            &description,
+            profile,
+            args.model,
+            args.prompt,
+            &tctx.cancel,
+        )
+        .await;
         match launched {
             Launched::Done { outcome, child_session_id, model_id, fallback, elapsed_ms } => match (&outcome.result, outcome.terminal_reason) {
                 (_, TerminalReason::Cancelled) => {
@@ -126,7 +169,10 @@ impl Tool for TaskTool {
 }
 
 fn reason_str(r: TerminalReason) -> String {
-    serde_json::to_value(r).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+    serde_json::to_value(r)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -167,7 +213,13 @@ fn format_result(
 }
 
 pub(crate) enum Launched {
-    Done { outcome: Box<AgentOutcome>, child_session_id: String, model_id: String, fallback: bool, elapsed_ms: u64 },
+    Done {
+        outcome: Box<AgentOutcome>,
+        child_session_id: String,
+        model_id: String,
+        fallback: bool,
+        elapsed_ms: u64,
+    },
     NotStarted(ToolError),
 }
 
@@ -223,18 +275,39 @@ pub(crate) async fn launch(
     };
     let model = match parent.runtime.models.resolve(slot) {
         Ok(m) => m,
-        Err(e) => return not_started(e.to_string(), TerminalReason::ModelError, ToolError::Failed(e.to_string())),
+        Err(e) => {
+            return not_started(
+                e.to_string(),
+                TerminalReason::ModelError,
+                ToolError::Failed(e.to_string()),
+            )
+        }
     };
-    let trace = match SessionTrace::create(parent.trace.bus().clone(), child_session_id.clone(), Some(parent.session_id.clone()), run_id.clone()) {
+    let trace = match SessionTrace::create(
+        parent.trace.bus().clone(),
+        child_session_id.clone(),
+        Some(parent.session_id.clone()),
+        run_id.clone(),
+    ) {
         Ok(t) => t,
-        Err(e) => return not_started(e.to_string(), TerminalReason::ModelError, ToolError::Failed(e.to_string())),
+        Err(e) => {
+            return not_started(
+                e.to_string(),
+                TerminalReason::ModelError,
+                ToolError::Failed(e.to_string()),
+            )
+        }
     };
     let model_info = model.info.clone();
     let child = AgentCtx::build(AgentCtxParts {
         runtime: parent.runtime.clone(),
         session_id: child_session_id.clone(),
         agent: AgentKind::Subagent,
-        parent: Some(ParentLink { session_id: parent.session_id.clone(), run_id, tool_call_id: tool_call_id.to_string() }),
+        parent: Some(ParentLink {
+            session_id: parent.session_id.clone(),
+            run_id,
+            tool_call_id: tool_call_id.to_string(),
+        }),
         description: Some(description.to_string()),
         profile: profile.clone(),
         model,
@@ -256,7 +329,9 @@ pub(crate) async fn launch(
     let token = cancel.child_token();
     parent.runtime.register(&child, token.clone());
     let root = parent.project_root.clone();
-    let before = tokio::task::spawn_blocking(move || Snapshot::take(&root)).await.ok();
+    let before = tokio::task::spawn_blocking(move || Snapshot::take(&root))
+        .await
+        .ok();
     let started = Instant::now();
     let outcome = run_child(&child, prompt, token).await;
     let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -267,7 +342,9 @@ pub(crate) async fn launch(
         if let Ok(after) = tokio::task::spawn_blocking(move || Snapshot::take(&root)).await {
             let changed = before.changes(&after);
             if !changed.is_empty() {
-                child.trace.emit(TraceEvent::ReadonlyViolation { changed: changed.clone() });
+                child.trace.emit(TraceEvent::ReadonlyViolation {
+                    changed: changed.clone(),
+                });
                 parent.trace.emit(TraceEvent::ReadonlyViolation { changed });
             }
         }
@@ -301,20 +378,49 @@ pub(crate) async fn launch(
             terminal_reason: reason,
         }),
     }
-    Launched::Done { outcome: Box::new(outcome), child_session_id, model_id: model_info.model_id, fallback: model_info.fallback, elapsed_ms }
+    Launched::Done {
+        outcome: Box::new(outcome),
+        child_session_id,
+        model_id: model_info.model_id,
+        fallback: model_info.fallback,
+        elapsed_ms,
+    }
 }
 
 /// The verification gate: runs the `verify` profile on the main agent's answer. Returns the reasons
 /// when the verdict is FAIL, `None` otherwise (including when verification could not run).
-pub(crate) async fn verify_answer(parent: &Arc<AgentCtx>, request: &str, answer: &str, cancel: &CancellationToken) -> Option<Vec<String>> {
-    let profile = parent.profiles.iter().find(|p| p.name() == "verify" && p.contract() == ResultContract::Verify).cloned()?;
+pub(crate) async fn verify_answer(
+    parent: &Arc<AgentCtx>,
+    request: &str,
+    answer: &str,
+    cancel: &CancellationToken,
+) -> Option<Vec<String>> {
+    let profile = parent
+        .profiles
+        .iter()
+        .find(|p| p.name() == "verify" && p.contract() == ResultContract::Verify)
+        .cloned()?;
     let prompt = format!(
         "Check this answer against the project files.\n\nThe person asked:\n{request}\n\nThe agent answered:\n{answer}\n\nVerify every concrete claim you can (files, lines, behaviour). Return your verdict."
     );
     let call_id = new_id("verify");
-    match launch(parent, &call_id, "Verify the final answer", profile, None, prompt, cancel).await {
+    match launch(
+        parent,
+        &call_id,
+        "Verify the final answer",
+        profile,
+        None,
+        prompt,
+        cancel,
+    )
+    .await
+    {
         Launched::Done { outcome, .. } => match outcome.result {
-            Some(SubagentResult { verdict: Some(Verdict::Fail), reasons, .. }) => Some(reasons),
+            Some(SubagentResult {
+                verdict: Some(Verdict::Fail),
+                reasons,
+                ..
+            }) => Some(reasons),
             _ => None,
         },
         Launched::NotStarted(_) => None,

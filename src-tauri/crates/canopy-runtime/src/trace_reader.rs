@@ -6,7 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use canopy_protocol::{AgentKind, BudgetUsage, Budgets, ModelInfo, TerminalReason, TraceEvent, TraceRecord, Usage};
+use canopy_protocol::{
+    AgentKind, BudgetUsage, Budgets, ModelInfo, TerminalReason, TraceEvent, TraceRecord, Usage,
+};
 use serde::Serialize;
 
 use crate::RuntimeError;
@@ -22,8 +24,10 @@ pub struct SessionFile {
 
 /// Reads one session file.
 pub fn read_session_file(path: &Path) -> Result<SessionFile, RuntimeError> {
-    let text = fs::read_to_string(path)
-        .map_err(|e| RuntimeError::Trace { path: path.to_path_buf(), reason: e.to_string() })?;
+    let text = fs::read_to_string(path).map_err(|e| RuntimeError::Trace {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
     let mut records = Vec::new();
     let mut skipped_lines = 0;
     for line in text.lines() {
@@ -35,7 +39,10 @@ pub fn read_session_file(path: &Path) -> Result<SessionFile, RuntimeError> {
             Err(_) => skipped_lines += 1,
         }
     }
-    Ok(SessionFile { records, skipped_lines })
+    Ok(SessionFile {
+        records,
+        skipped_lines,
+    })
 }
 
 /// Status of a session as a reader sees it.
@@ -121,7 +128,14 @@ fn summarize(id: &str, file: &SessionFile) -> SessionNode {
     for r in &file.records {
         node.parent_session_id = r.parent_session_id.clone();
         match &r.event {
-            TraceEvent::SessionStarted { agent, profile, description, model, budgets, .. } => {
+            TraceEvent::SessionStarted {
+                agent,
+                profile,
+                description,
+                model,
+                budgets,
+                ..
+            } => {
                 node.agent = *agent;
                 node.profile = profile.clone();
                 node.description = description.clone();
@@ -139,7 +153,13 @@ fn summarize(id: &str, file: &SessionFile) -> SessionNode {
                 own.add(usage);
             }
             TraceEvent::ToolCallEnd { .. } => node.tool_calls += 1,
-            TraceEvent::RunEnded { terminal_reason, usage, usage_with_descendants, totals, .. } => {
+            TraceEvent::RunEnded {
+                terminal_reason,
+                usage,
+                usage_with_descendants,
+                totals,
+                ..
+            } => {
                 open_run = false;
                 node.terminal_reason = Some(*terminal_reason);
                 node.totals = *totals;
@@ -164,7 +184,9 @@ fn summarize(id: &str, file: &SessionFile) -> SessionNode {
 }
 
 fn session_files(trace_dir: &Path) -> Vec<(String, PathBuf)> {
-    let Ok(entries) = fs::read_dir(trace_dir) else { return Vec::new() };
+    let Ok(entries) = fs::read_dir(trace_dir) else {
+        return Vec::new();
+    };
     let mut out: Vec<(String, PathBuf)> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -191,20 +213,32 @@ pub fn read_trees(trace_dir: &Path) -> Vec<SessionNode> {
     let mut roots = Vec::new();
     for (id, node) in &nodes {
         match &node.parent_session_id {
-            Some(p) if nodes.contains_key(p) => children_of.entry(p.clone()).or_default().push(id.clone()),
+            Some(p) if nodes.contains_key(p) => {
+                children_of.entry(p.clone()).or_default().push(id.clone())
+            }
             _ => roots.push(id.clone()),
         }
     }
-    fn build(id: &str, nodes: &mut HashMap<String, SessionNode>, children_of: &BTreeMap<String, Vec<String>>) -> Option<SessionNode> {
+    fn build(
+        id: &str,
+        nodes: &mut HashMap<String, SessionNode>,
+        children_of: &BTreeMap<String, Vec<String>>,
+    ) -> Option<SessionNode> {
         let mut node = nodes.remove(id)?;
         if let Some(kids) = children_of.get(id) {
-            let mut built: Vec<SessionNode> = kids.iter().filter_map(|k| build(k, nodes, children_of)).collect();
+            let mut built: Vec<SessionNode> = kids
+                .iter()
+                .filter_map(|k| build(k, nodes, children_of))
+                .collect();
             built.sort_by_key(|n| n.started_ms);
             node.children = built;
         }
         Some(node)
     }
-    let mut trees: Vec<SessionNode> = roots.iter().filter_map(|r| build(r, &mut nodes, &children_of)).collect();
+    let mut trees: Vec<SessionNode> = roots
+        .iter()
+        .filter_map(|r| build(r, &mut nodes, &children_of))
+        .collect();
     trees.sort_by_key(|t| std::cmp::Reverse(t.started_ms));
     trees
 }
@@ -238,7 +272,11 @@ pub fn list_root_sessions(trace_dir: &Path) -> Vec<SessionSummary> {
         .into_iter()
         .filter(|n| n.agent == AgentKind::Main)
         .map(|n| SessionSummary {
-            title: n.first_prompt.as_deref().map(|p| shorten(p, 80)).unwrap_or_default(),
+            title: n
+                .first_prompt
+                .as_deref()
+                .map(|p| shorten(p, 80))
+                .unwrap_or_default(),
             session_id: n.session_id.clone(),
             started_ms: n.started_ms,
             status: n.status,
@@ -275,7 +313,10 @@ fn find_tree(trace_dir: &Path, root_session_id: &str) -> Result<SessionNode, Run
 }
 
 /// The records of a root session followed by every descendant's (depth-first), for replay.
-pub fn load_session_tree(trace_dir: &Path, root_session_id: &str) -> Result<Vec<TraceRecord>, RuntimeError> {
+pub fn load_session_tree(
+    trace_dir: &Path,
+    root_session_id: &str,
+) -> Result<Vec<TraceRecord>, RuntimeError> {
     let tree = find_tree(trace_dir, root_session_id)?;
     let mut ids = Vec::new();
     tree_ids(&tree, &mut ids);
@@ -293,7 +334,10 @@ pub fn delete_session_tree(trace_dir: &Path, root_session_id: &str) -> Result<()
     tree_ids(&tree, &mut ids);
     for id in ids {
         let path = trace_dir.join(format!("{id}.jsonl"));
-        fs::remove_file(&path).map_err(|e| RuntimeError::Trace { path, reason: e.to_string() })?;
+        fs::remove_file(&path).map_err(|e| RuntimeError::Trace {
+            path,
+            reason: e.to_string(),
+        })?;
     }
     Ok(())
 }

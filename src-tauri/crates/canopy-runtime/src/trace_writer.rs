@@ -23,8 +23,16 @@ pub struct EventBus {
 
 impl EventBus {
     /// A bus publishing to `tx` and writing files under `trace_dir`.
-    pub fn new(tx: UnboundedSender<TraceRecord>, redactor: Arc<Redactor>, trace_dir: PathBuf) -> Self {
-        EventBus { tx, redactor, trace_dir }
+    pub fn new(
+        tx: UnboundedSender<TraceRecord>,
+        redactor: Arc<Redactor>,
+        trace_dir: PathBuf,
+    ) -> Self {
+        EventBus {
+            tx,
+            redactor,
+            trace_dir,
+        }
     }
 
     /// The folder trace files go to.
@@ -51,7 +59,10 @@ pub struct SessionTrace {
 
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }
 
 impl SessionTrace {
@@ -71,13 +82,21 @@ impl SessionTrace {
             .create(true)
             .append(true)
             .open(&path)
-            .map_err(|e| RuntimeError::Trace { path: path.clone(), reason: e.to_string() })?;
+            .map_err(|e| RuntimeError::Trace {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
         Ok(Arc::new(SessionTrace {
             session_id,
             parent_session_id,
             path,
             bus,
-            state: Mutex::new(WriterState { seq: 0, file: Some(file), run_id, write_error: None }),
+            state: Mutex::new(WriterState {
+                seq: 0,
+                file: Some(file),
+                run_id,
+                write_error: None,
+            }),
         }))
     }
 
@@ -103,7 +122,10 @@ impl SessionTrace {
 
     /// The current run id.
     pub fn run_id(&self) -> String {
-        self.state.lock().map(|s| s.run_id.clone()).unwrap_or_default()
+        self.state
+            .lock()
+            .map(|s| s.run_id.clone())
+            .unwrap_or_default()
     }
 
     /// Starts a new run (a follow-up prompt of the same session).
@@ -121,7 +143,9 @@ impl SessionTrace {
     /// Records one event: redacts it, writes it (if persisted) and publishes it. The lock makes the
     /// sequence numbers, the file order and the stream order the same.
     pub fn emit(&self, event: TraceEvent) {
-        let Ok(mut state) = self.state.lock() else { return };
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
         let persisted = event.is_persisted();
         let mut record = TraceRecord {
             v: TRACE_SCHEMA_VERSION,
