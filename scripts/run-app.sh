@@ -13,6 +13,7 @@ APP="$TARGET_DIR/canopy-app/canopy"
 newest_source=$(find "$ROOT/src-tauri/src" "$ROOT/src-tauri/crates" "$ROOT/tauri.conf.json" "$ROOT/ui/dist" \
     -type f -newer "$APP" -print -quit 2>/dev/null || true)
 if [ ! -x "$APP" ] || [ -n "$newest_source" ]; then
+    "$ROOT/scripts/setup.sh" --app
     "$ROOT/scripts/build-app.sh" >/dev/null
 fi
 if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then

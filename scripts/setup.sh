@@ -2,8 +2,13 @@
 # Installs everything Canopy needs to build, run and test on Debian/Ubuntu, skipping what is already
 # there: system packages (WebKitGTK, Xvfb, D-Bus, gnome-keyring, …), the UI's npm packages, the
 # WebDriver test packages, and tauri-driver. Safe to run again; prints what it does.
+#
+#   scripts/setup.sh          everything (what scripts/test-all.sh needs)
+#   scripts/setup.sh --app    only what building and running the app needs
 set -euo pipefail
 cd "$(dirname "$0")/.."
+app_only=false
+[ "${1:-}" = "--app" ] && app_only=true
 
 packages=(
   libwebkit2gtk-4.1-dev build-essential libssl-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
@@ -50,8 +55,12 @@ npm_install() {
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   cp "$dir/package-lock.json" "$stamp"
 }
-npm_install .
 npm_install ui
+if $app_only; then
+  echo "setup: ok"
+  exit 0
+fi
+npm_install .
 npm_install tests/webdriver
 
 if ! command -v tauri-driver >/dev/null 2>&1; then
