@@ -5,11 +5,12 @@ import { Channel, invoke } from '@tauri-apps/api/core';
 import type {
   ApprovalAnswer,
   CommandError,
+  ErrorCode,
   ConnectionTest,
   FileWindow,
   KeyStatus,
   ModelSlot,
-  OllamaDetection,
+  OllamaStatus,
   OnEvents,
   ProjectInfo,
   RecentProject,
@@ -19,10 +20,13 @@ import type {
   TraceRecord,
 } from './types';
 
+/** `internal`: Tauri itself rejected the call (a plain string), or the webview threw. */
+export type ApiErrorCode = ErrorCode | 'internal';
+
 /** A command failure with the backend's stable `code` (e.g. `invalid_settings`, `outside_project`). */
 export class ApiError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ApiErrorCode;
+  constructor(code: ApiErrorCode, message: string) {
     super(message);
     this.code = code;
     this.name = 'ApiError';
@@ -33,7 +37,7 @@ export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
     const ce = e as CommandError;
-    return new ApiError(String(ce.code), String(ce.message));
+    return new ApiError(ce.code, String(ce.message));
   }
   if (e instanceof Error) return new ApiError('internal', e.message);
   return new ApiError('internal', String(e));
@@ -56,8 +60,10 @@ export interface Backend {
   pickFolder(): Promise<string | null>;
   startRun(prompt: string, onEvents: OnEvents): Promise<RunHandle>;
   sendMessage(sessionId: string, prompt: string, onEvents: OnEvents): Promise<RunHandle>;
-  cancelRun(sessionId: string): Promise<void>;
-  cancelNode(sessionId: string): Promise<void>;
+  /** False when nothing was running. */
+  cancelRun(sessionId: string): Promise<boolean>;
+  /** False when that subagent had already ended. */
+  cancelNode(sessionId: string): Promise<boolean>;
   answerApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>;
   listSessions(): Promise<SessionSummary[]>;
   loadSession(sessionId: string): Promise<TraceRecord[]>;
@@ -69,7 +75,7 @@ export interface Backend {
   saveSettings(settings: Settings): Promise<Settings>;
   testConnection(slot: ModelSlot): Promise<ConnectionTest>;
   listModels(slot: ModelSlot): Promise<string[]>;
-  detectOllama(): Promise<OllamaDetection>;
+  detectOllama(): Promise<OllamaStatus>;
   setApiKey(slot: ModelSlot, key: string): Promise<void>;
   deleteApiKey(slot: ModelSlot): Promise<void>;
   apiKeyStatus(slot: ModelSlot): Promise<KeyStatus>;

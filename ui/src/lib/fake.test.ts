@@ -30,7 +30,9 @@ describe('demo backend', () => {
     const { be, tree } = await started();
     await vi.advanceTimersByTimeAsync(9_000);
     expect(tree().nodes.get('explore-errors-5b77')?.status).toBe('running');
-    await be.cancelNode('explore-errors-5b77');
+    expect(await be.cancelNode('explore-errors-5b77')).toBe(true);
+    // Like the app: a second cancel of an ended subagent answers false.
+    expect(await be.cancelNode('explore-errors-5b77')).toBe(false);
     const s = tree();
     expect(s.nodes.get('explore-errors-5b77')?.status).toBe('cancelled');
     await vi.advanceTimersByTimeAsync(30_000);

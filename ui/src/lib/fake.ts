@@ -4,6 +4,7 @@
 
 import { ApiError, type Backend } from './api';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
+import { BUILTIN_DEFAULTS } from './profiles';
 import type {
   KeyStatus,
   ModelSlot,
@@ -18,8 +19,13 @@ import type {
 const PROJECT: ProjectInfo = {
   root: DEMO_ROOT,
   name: 'tiny-http',
-  profiles: [{ name: 'explore' }, { name: 'verify' }],
-  profile_errors: [],
+  profiles: [
+    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null },
+    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null },
+    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null },
+    { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md` },
+  ],
+  profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)' }],
 };
 
 const FILLER = [
@@ -191,10 +197,8 @@ export function createFakeBackend(): Backend {
       output_price_per_mtok: 1.6,
       max_output_tokens: 8192,
     },
-    profiles: {
-      explore: { model: 'light', max_steps: 12, max_context_tokens: 64_000, max_total_tokens: 120_000, max_wall_time_ms: 180_000 },
-      verify: { model: 'main', max_steps: 20, max_context_tokens: 100_000, max_total_tokens: 300_000, max_wall_time_ms: 300_000 },
-    },
+    // Empty, like a fresh install: the settings screen shows the built-in defaults as placeholders.
+    profiles: {},
     parallelism: 4,
     permissions: { edit: 'ask', write: 'ask', bash: 'ask', task: 'allow' },
     verification_gate: false,
@@ -212,8 +216,8 @@ export function createFakeBackend(): Backend {
   const oldDone = demoRun(Date.now() - day, { sessionId: 'main-2b91' });
   const oldInterrupted = demoRun(Date.now() - 2 * day, { sessionId: 'main-0c55' }).slice(0, 70);
   const history: Map<string, { summary: SessionSummary; records: TraceRecord[] }> = new Map([
-    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430 }, records: oldDone }],
-    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210 }, records: oldInterrupted }],
+    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4 }, records: oldDone }],
+    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3 }, records: oldInterrupted }],
   ]);
   let player: Player | null = null;
   let rest: ((answer: string, at: number) => TraceRecord[]) | null = null;
@@ -224,8 +228,9 @@ export function createFakeBackend(): Backend {
     if (!opened) throw new ApiError('no_project', 'no project is open');
   };
 
-  function cancelSessions(ids: Set<string>, reason: string): void {
-    if (player === null) return;
+  /** False when none of `ids` was still running, like the app's cancel commands. */
+  function cancelSessions(ids: Set<string>, reason: string): boolean {
+    if (player === null) return false;
     const p = player;
     p.drop((r) => ids.has(r.session_id) || ('child_session_id' in r.event && ids.has(r.event.child_session_id)));
     const now = Date.now();
@@ -252,6 +257,7 @@ export function createFakeBackend(): Backend {
       }
     }
     p.now(out);
+    return out.length > 0;
   }
 
   function subtree(id: string): Set<string> {
@@ -300,7 +306,7 @@ export function createFakeBackend(): Backend {
       rest = demo.rest;
       liveId = sessionId;
       history.set(sessionId, {
-        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0 },
+        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1 },
         records: player.seen,
       });
       return { session_id: sessionId, run_id: `run-${sessionId}` };
@@ -323,11 +329,11 @@ export function createFakeBackend(): Backend {
       return { session_id: sessionId, run_id: runId };
     },
     async cancelRun(sessionId) {
-      cancelSessions(subtree(sessionId), 'user');
+      return cancelSessions(subtree(sessionId), 'user');
     },
     async cancelNode(sessionId) {
-      if (sessionId === liveId) throw new ApiError('invalid_request', 'cancel_node is for subagents; use Stop for the whole run');
-      cancelSessions(subtree(sessionId), 'user');
+      if (sessionId === liveId) throw new ApiError('invalid_argument', 'cancel_node is for subagents; use Stop for the whole run');
+      return cancelSessions(subtree(sessionId), 'user');
     },
     async answerApproval(sessionId, callId, answer) {
       if (player === null || rest === null || sessionId !== liveId || callId !== 'call_edit1')
@@ -374,9 +380,9 @@ export function createFakeBackend(): Backend {
     async testConnection(slot) {
       await wait(500);
       const c = slot === 'main' ? settings.main : settings.light;
-      if (c === null) return { ok: false, latency_ms: null, model: null, error: 'light slot is not configured; subagents use the main model' };
+      if (c === null) throw new ApiError('not_configured', 'the light slot is not configured; subagents use the main model');
       if (keys[slot].state !== 'present' && !c.base_url.startsWith('http://127.0.0.1'))
-        return { ok: false, latency_ms: null, model: null, error: '401 Unauthorized: no API key is set for this slot' };
+        throw new ApiError('missing_key', `no API key is set for the ${slot} slot`);
       return { ok: true, latency_ms: 412, model: c.model, error: null };
     },
     async listModels(slot) {
@@ -384,7 +390,7 @@ export function createFakeBackend(): Backend {
       const c = slot === 'main' ? settings.main : settings.light;
       return MODELS[c?.provider ?? 'openai'] ?? [];
     },
-    detectOllama: async () => ({ found: false, base_url: null, models: [] }),
+    detectOllama: async () => ({ found: false, base_url: 'http://127.0.0.1:11434/v1', models: [] }),
     async setApiKey(slot, key) {
       if (key.trim() === '') throw new ApiError('invalid_key', 'the key is empty');
       keys[slot] = { state: 'present', source: 'keychain', reason: null };

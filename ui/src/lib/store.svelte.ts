@@ -113,7 +113,8 @@ export class AppStore {
   async stopRun(): Promise<void> {
     if (this.sessionId === null) return;
     try {
-      await this.backend.cancelRun(this.sessionId);
+      // False: the app has nothing running for this session, so no `run_ended` will come to clear the flag.
+      if (!(await this.backend.cancelRun(this.sessionId))) this.running = false;
     } catch (e) {
       this.fail(e);
     }
