@@ -2,6 +2,7 @@
 //! browser (`npm run dev`, screenshots) a fake backend replays a bundled demo run instead.
 
 import { Channel, invoke } from '@tauri-apps/api/core';
+import { listen } from '@tauri-apps/api/event';
 import type {
   ApprovalAnswer,
   CommandError,
@@ -57,6 +58,10 @@ export interface Backend {
   currentProject(): Promise<ProjectInfo | null>;
   listRecentProjects(): Promise<RecentProject[]>;
   forgetProject(path: string): Promise<void>;
+  /** Things to tell the person once (an unusable settings file moved aside, `CANOPY_*` overrides…). */
+  startupWarnings(): Promise<string[]>;
+  /** Calls `handler` when a second `canopy FOLDER` opened FOLDER in this app; resolves to an unsubscribe. */
+  onProjectOpened(handler: (project: ProjectInfo) => void): Promise<() => void>;
   pickFolder(): Promise<string | null>;
   startRun(prompt: string, onEvents: OnEvents): Promise<RunHandle>;
   sendMessage(sessionId: string, prompt: string, onEvents: OnEvents): Promise<RunHandle>;
@@ -101,6 +106,8 @@ export const tauriBackend: Backend = {
   currentProject: () => call('current_project'),
   listRecentProjects: () => call('list_recent_projects'),
   forgetProject: (path) => call('forget_project', { path }),
+  startupWarnings: () => call('startup_warnings'),
+  onProjectOpened: (handler) => listen<ProjectInfo>('project_opened', (e) => handler(e.payload)),
   pickFolder: async () => {
     const { open } = await import('@tauri-apps/plugin-dialog');
     const picked = await open({ directory: true, multiple: false, title: 'Open a project folder' });
@@ -136,5 +143,7 @@ export function inTauri(): boolean {
 export async function pickBackend(): Promise<Backend> {
   if (inTauri()) return tauriBackend;
   const { createFakeBackend } = await import('./fake');
-  return createFakeBackend();
+  // `?warning=text` (repeatable) previews the startup-warnings banner.
+  const q = new URLSearchParams(typeof location === 'undefined' ? '' : location.search);
+  return createFakeBackend({ startupWarnings: q.getAll('warning') });
 }

@@ -176,7 +176,16 @@ class Player {
   }
 }
 
-export function createFakeBackend(): Backend {
+export interface FakeOptions {
+  startupWarnings?: string[];
+}
+
+/** The demo backend, plus what the app's shell would do on its own (a second `canopy FOLDER`). */
+export interface FakeBackend extends Backend {
+  secondLaunch(path: string): Promise<void>;
+}
+
+export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   let settings: Settings = {
     version: 1,
     main: {
@@ -219,6 +228,7 @@ export function createFakeBackend(): Backend {
     ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4 }, records: oldDone }],
     ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3 }, records: oldInterrupted }],
   ]);
+  const projectListeners = new Set<(p: ProjectInfo) => void>();
   let player: Player | null = null;
   let rest: ((answer: string, at: number) => TraceRecord[]) | null = null;
   let liveId: string | null = null;
@@ -280,8 +290,17 @@ export function createFakeBackend(): Backend {
     return ids;
   }
 
-  return {
+  const backend: FakeBackend = {
     kind: 'demo',
+    async secondLaunch(path) {
+      const p = await backend.openProject(path);
+      for (const l of projectListeners) l(p);
+    },
+    startupWarnings: async () => (opts.startupWarnings ?? []).slice(),
+    async onProjectOpened(handler) {
+      projectListeners.add(handler);
+      return () => projectListeners.delete(handler);
+    },
     async openProject(path) {
       await wait(80);
       if (path !== DEMO_ROOT && !recent.some((r) => r.root === path))
@@ -400,4 +419,5 @@ export function createFakeBackend(): Backend {
     },
     apiKeyStatus: async (slot) => ({ ...keys[slot] }),
   };
+  return backend;
 }

@@ -16,6 +16,12 @@ export interface FileView {
   error: string | null;
 }
 
+export interface Notice {
+  id: number;
+  kind: 'warning' | 'info';
+  text: string;
+}
+
 export class AppStore {
   backend: Backend;
   view = $state<View>('start');
@@ -31,8 +37,13 @@ export class AppStore {
   file = $state<FileView | null>(null);
   now = $state(Date.now());
   error = $state<string | null>(null);
+  /** Dismissible notices: startup warnings, and a project switch made from the command line. */
+  notices = $state<Notice[]>([]);
+  private noticeId = 0;
 
   private queue: TraceRecord[] = [];
+  /** Bumped whenever the shown session is replaced, so a still-streaming earlier run cannot write into it. */
+  private generation = 0;
   private frame: number | null = null;
   private clock: ReturnType<typeof setInterval> | null = null;
 
@@ -52,6 +63,14 @@ export class AppStore {
 
   fail(e: unknown): void {
     this.error = toApiError(e).message;
+  }
+
+  /** A sink for one run's channel: queues its records while that run's session is still the one shown. */
+  private sink(): (batch: TraceRecord[]) => void {
+    const gen = this.generation;
+    return (batch) => {
+      if (gen === this.generation) this.ingest(batch);
+    };
   }
 
   /** Queues live records; they are reduced together on the next animation frame. */
@@ -83,7 +102,51 @@ export class AppStore {
     }
   }
 
+  /**
+   * A second `canopy FOLDER` opened another project in the app: follow it. A run still going in the old
+   * project keeps running in the app; it stays reachable through that project's History.
+   */
+  projectOpened(p: ProjectInfo): void {
+    const before = this.project;
+    if (before !== null && before.root === p.root) {
+      this.project = p;
+      return;
+    }
+    const leftRunning = this.running && !this.readOnly && before !== null;
+    this.project = p;
+    this.reset();
+    this.view = 'session';
+    this.notify(
+      'info',
+      leftRunning
+        ? `Opened ${p.name} from the command line. The run in ${before.name} is still going; open ${before.name} again to find it in History.`
+        : `Opened ${p.name} from the command line.`,
+    );
+  }
+
+  notify(kind: Notice['kind'], text: string): void {
+    this.noticeId += 1;
+    this.notices = [...this.notices, { id: this.noticeId, kind, text }];
+  }
+
+  dismiss(id: number): void {
+    this.notices = this.notices.filter((n) => n.id !== id);
+  }
+
+  /** Startup warnings and the command-line project switches; resolves to an unsubscribe. */
+  async listen(): Promise<() => void> {
+    const unlisten = await this.backend.onProjectOpened((p) => this.projectOpened(p));
+    try {
+      for (const w of await this.backend.startupWarnings()) this.notify('warning', w);
+    } catch (e) {
+      this.notify('warning', `Could not read the startup warnings: ${toApiError(e).message}`);
+    }
+    return unlisten;
+  }
+
   reset(): void {
+    this.generation += 1;
+    this.queue = [];
     this.tree = emptyState();
     this.sessionId = null;
     this.selected = null;
@@ -99,10 +162,10 @@ export class AppStore {
       this.readOnly = false;
       if (this.sessionId === null) {
         this.tree = emptyState();
-        const h = await this.backend.startRun(prompt, this.ingest);
+        const h = await this.backend.startRun(prompt, this.sink());
         this.sessionId = h.session_id;
       } else {
-        await this.backend.sendMessage(this.sessionId, prompt, this.ingest);
+        await this.backend.sendMessage(this.sessionId, prompt, this.sink());
       }
     } catch (e) {
       this.running = false;
