@@ -198,21 +198,130 @@ describe('parseJsonl', () => {
   });
 });
 
-// Traces produced by the real runtime land here; every one must reduce without skipped records.
+// Traces produced by the real runtime (its end-to-end tests) land here, one folder per run with one file
+// per session. They are read the way the app serves them: `load_session` gives the root's records
+// first, then every descendant's; a live run delivers them interleaved by time in frame-sized batches.
 const realDir = join(here, '..', '..', '..', 'tests', 'fixtures', 'traces');
+
+function runFolders(): string[] {
+  if (!existsSync(realDir)) return [];
+  return readdirSync(realDir, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+}
+
+/** One run's sessions: the root's records, then each descendant's (as `load_session` returns them). */
+function loadRun(folder: string): TraceRecord[] {
+  const dir = join(realDir, folder);
+  const sessions = readdirSync(dir)
+    .filter((f) => f.endsWith('.jsonl'))
+    .sort()
+    .map((f) => {
+      const { records, errors } = parseJsonl(readFileSync(join(dir, f), 'utf8'));
+      expect(errors, `${folder}/${f}`).toEqual([]);
+      return records;
+    });
+  const isRoot = (rs: TraceRecord[]) => rs.length > 0 && rs[0].parent_session_id === null;
+  expect(sessions.filter(isRoot).length, `${folder}: exactly one root session`).toBe(1);
+  return [...sessions.filter(isRoot).flat(), ...sessions.filter((rs) => !isRoot(rs)).flat()];
+}
+
+/** As a live run delivers them: by time (each session's own order kept), in batches of ~one frame. */
+function liveBatches(records: TraceRecord[]): TraceRecord[][] {
+  const byTime = records.map((r, i) => ({ r, i })).sort((a, b) => a.r.ts_ms - b.r.ts_ms || a.i - b.i).map((x) => x.r);
+  const batches: TraceRecord[][] = [];
+  for (const r of byTime) {
+    const last = batches.at(-1);
+    if (last !== undefined && r.ts_ms - last[0].ts_ms < 16) last.push(r);
+    else batches.push([r]);
+  }
+  return batches;
+}
+
+function runEnded(records: TraceRecord[], session: string) {
+  const e = records.find((r) => r.session_id === session && r.event.type === 'run_ended')?.event;
+  if (e?.type !== 'run_ended') throw new Error(`no run_ended for ${session}`);
+  return e;
+}
+
 describe('runtime-produced traces', () => {
-  const files = existsSync(realDir) ? readdirSync(realDir).filter((f) => f.endsWith('.jsonl')) : [];
-  it.skipIf(files.length === 0)('reduces every trace file under tests/fixtures/traces', () => {
-    for (const f of files) {
-      const { records, errors } = parseJsonl(readFileSync(join(realDir, f), 'utf8'));
-      expect(errors, f).toEqual([]);
-      const s = finalizeRun(applyRecords(emptyState(), records));
-      expect(s.skipped, f).toBe(0);
-      expect(s.rootId, f).not.toBeNull();
-      for (const n of s.nodes.values()) {
-        expect(['completed', 'partial', 'failed', 'cancelled', 'interrupted'], `${f} ${n.id}`).toContain(n.status);
-        if (n.parentId !== null) expect(s.nodes.get(n.parentId)?.children, f).toContain(n.id);
-      }
+  it('the runtime has produced the parallel-explore run', () => {
+    expect(runFolders()).toContain('parallel-explore');
+  });
+
+  it.each(runFolders())('%s reduces without skipped records, every session ended and linked', (folder) => {
+    const s = finalizeRun(applyRecords(emptyState(), loadRun(folder)));
+    expect(s.skipped).toBe(0);
+    expect(s.rootId).not.toBeNull();
+    for (const n of s.nodes.values()) {
+      expect(['completed', 'partial', 'failed', 'cancelled', 'interrupted'], n.id).toContain(n.status);
+      if (n.parentId !== null) expect(s.nodes.get(n.parentId)?.children, n.id).toContain(n.id);
     }
+  });
+
+  describe('parallel-explore: the tree a person sees', () => {
+    const records = runFolders().includes('parallel-explore') ? loadRun('parallel-explore') : [];
+    const replayed = finalizeRun(applyRecords(emptyState(), records));
+    const live = liveBatches(records).reduce((st, b) => applyRecords(st, b), emptyState());
+
+    it.each([
+      ['replayed from history', replayed],
+      ['streamed live', live],
+    ])('%s: a main node with two completed explore children on the light model', (_how, s) => {
+      const root = node(s, s.rootId as string);
+      expect(root.agent).toBe('main');
+      expect(root.status).toBe('completed');
+      expect(root.prompt).toBe('Explain login and config');
+      expect(root.children.length).toBe(2);
+      const kids = root.children.map((id) => node(s, id));
+      // In the order the main agent asked for them.
+      expect(kids.map((k) => k.label)).toEqual(['Find the login code', 'Find the config']);
+      for (const k of kids) {
+        expect(k.status, k.label).toBe('completed');
+        expect(k.terminalReason, k.label).toBe('completed');
+        expect(k.profile, k.label).toBe('explore');
+        expect(k.depth, k.label).toBe(1);
+        // What the badge shows: the light slot and its model, with no fallback warning.
+        expect(k.model?.slot, k.label).toBe('light');
+        expect(k.model?.fallback, k.label).toBe(false);
+        expect(k.model?.model_id, k.label).toBe('mock-light');
+        expect(k.requestedSlot, k.label).toBe('light');
+      }
+      expect(root.model?.slot).toBe('main');
+    });
+
+    it('shows each citation with the state the host checked, only valid ones clickable', () => {
+      const s = replayed;
+      const byLabel = new Map(node(s, s.rootId as string).children.map((id) => [node(s, id).label, node(s, id)]));
+      const ev = (label: string) => (byLabel.get(label)?.result?.evidence ?? []).map((e) => [evidenceView(e).label, e.state, evidenceView(e).clickable]);
+      expect(ev('Find the login code')).toEqual([['src/auth.rs:3', 'valid', true]]);
+      expect(ev('Find the config')).toEqual([
+        ['src/config.rs:2', 'valid', true],
+        ['src/config.rs:40', 'line_out_of_range', false],
+      ]);
+      expect(byLabel.get('Find the config')?.result?.summary).toBe('Config holds a session timeout');
+    });
+
+    it('rolls the children\'s tokens up into the root, as the runtime counted them', () => {
+      for (const s of [replayed, live]) {
+        const root = node(s, s.rootId as string);
+        const kids = root.children.map((id) => node(s, id));
+        for (const k of kids) {
+          const u = runEnded(records, k.id).usage_with_descendants;
+          expect(totalTokens(k.subtreeTokens), k.label).toBe(u.input_tokens + u.output_tokens);
+          expect(k.subtreeTokens.main, k.label).toEqual({ input: 0, output: 0 });
+        }
+        const sumKids = kids.reduce((a, k) => a + totalTokens(k.subtreeTokens), 0);
+        const rootTotal = totalTokens(root.subtreeTokens);
+        expect(rootTotal).toBeGreaterThanOrEqual(sumKids);
+        const u = runEnded(records, root.id).usage_with_descendants;
+        expect(rootTotal).toBe(u.input_tokens + u.output_tokens);
+        // The light slot served exactly the children's tokens; the main slot the root's own.
+        expect(root.subtreeTokens.light.input + root.subtreeTokens.light.output).toBe(sumKids);
+        const own = runEnded(records, root.id).usage;
+        expect(root.subtreeTokens.main).toEqual({ input: own.input_tokens, output: own.output_tokens });
+      }
+    });
   });
 });
