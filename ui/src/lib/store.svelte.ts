@@ -92,9 +92,19 @@ export class AppStore {
     if (root !== undefined && root.endedMs !== null && root.status !== 'running') this.running = false;
   }
 
+  /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
+  setProject(p: ProjectInfo): void {
+    this.project = p;
+    const n = p.profile_errors.length;
+    if (n > 0) {
+      const files = p.profile_errors.map((e) => e.path.split('/').pop() ?? e.path).join(', ');
+      this.notify('warning', `${n} agent profile${n > 1 ? 's' : ''} in ${p.name} could not be loaded (${files}); see Settings › Agent profiles for why.`);
+    }
+  }
+
   async openProject(path: string): Promise<void> {
     try {
-      this.project = await this.backend.openProject(path);
+      this.setProject(await this.backend.openProject(path));
       this.reset();
       this.view = 'session';
     } catch (e) {
@@ -109,11 +119,11 @@ export class AppStore {
   projectOpened(p: ProjectInfo): void {
     const before = this.project;
     if (before !== null && before.root === p.root) {
-      this.project = p;
+      this.setProject(p);
       return;
     }
     const leftRunning = this.running && !this.readOnly && before !== null;
-    this.project = p;
+    this.setProject(p);
     this.reset();
     this.view = 'session';
     this.notify(
@@ -125,6 +135,8 @@ export class AppStore {
   }
 
   notify(kind: Notice['kind'], text: string): void {
+    // The same project opened again would repeat its warning word for word.
+    if (this.notices.some((n) => n.text === text)) return;
     this.noticeId += 1;
     this.notices = [...this.notices, { id: this.noticeId, kind, text }];
   }

@@ -55,6 +55,17 @@ describe('app store', () => {
     expect(app.tree.nodes.size).toBe(0);
   });
 
+  it('tells the person which agent profile files were rejected when a project opens', async () => {
+    const app = new AppStore(createFakeBackend());
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    expect(app.project?.profile_errors.length).toBe(1);
+    expect(app.notices.map((n) => [n.kind, n.text])).toEqual([
+      ['warning', '1 agent profile in tiny-http could not be loaded (fuzz.md); see Settings › Agent profiles for why.'],
+    ]);
+  });
+
   it('a second launch on the open project only refreshes its profiles', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);
@@ -63,10 +74,11 @@ describe('app store', () => {
     await vi.advanceTimersByTimeAsync(100);
     await open;
     app.selected = 'explore-loop-1c2d';
+    const before = app.notices.length;
     const second = be.secondLaunch(DEMO_ROOT);
     await vi.advanceTimersByTimeAsync(100);
     await second;
     expect(app.selected).toBe('explore-loop-1c2d');
-    expect(app.notices).toEqual([]);
+    expect(app.notices.length).toBe(before);
   });
 });
