@@ -707,7 +707,8 @@ parallelism: number,
  */
 permissions: PermissionPolicy, 
 /**
- * When true, a subagent's result must pass verification before the parent sees it as done.
+ * When true, the `verify` subagent checks the main agent's final answer before the run counts as
+ * completed; a FAIL sends its reasons back to the main agent once.
  */
 verification_gate: boolean, };
 export type ModelSlotConfig = { 
