@@ -18,7 +18,7 @@ step "cargo clippy -D warnings"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "Rust tests (real Secret Service in a private D-Bus session)"
-CANOPY_REQUIRE_KEYRING=1 scripts/with-keyring.sh cargo test --workspace --quiet
+CANOPY_REQUIRE_KEYRING=1 scripts/with-keyring.sh cargo test --workspace --quiet --no-fail-fast
 
 step "UI: type check, lint, unit tests, build"
 npm run --prefix ui check
