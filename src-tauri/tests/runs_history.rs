@@ -198,6 +198,9 @@ fn approvals_wait_for_the_person_and_follow_the_answer() {
         !root.join("notes.txt").exists(),
         "nothing written before the answer"
     );
+    // While it waits for the person, history shows it running, not interrupted.
+    let listed = t.ok("list_sessions", json!({}));
+    assert_eq!(listed[0]["status"], json!("running"), "{listed}");
     let call_id = asked["event"]["call_id"].clone();
     let (code, _) = t.err(
         "answer_approval",

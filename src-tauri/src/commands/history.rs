@@ -58,13 +58,19 @@ fn state_of(status: SessionStatus) -> SessionState {
 #[tauri::command]
 pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<SessionSummary>> {
     let dir = state.trace_dir()?;
+    let runs = state.runs();
     Ok(trace_reader::list_root_sessions(&dir)
         .into_iter()
         .map(|s| SessionSummary {
+            // A trace without `run_ended` is interrupted only if no run of this app is writing it.
+            status: if runs.get(&s.session_id).is_some_and(|l| l.is_running()) {
+                SessionState::Running
+            } else {
+                state_of(s.status)
+            },
             session_id: s.session_id,
             started_ms: s.started_ms,
             title: s.title,
-            status: state_of(s.status),
             terminal_reason: s.terminal_reason,
             total_tokens: s.total_tokens,
             sessions: s.sessions,
