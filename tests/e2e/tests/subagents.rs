@@ -577,8 +577,13 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
             ..
         })
     ));
-    // The parent's Task call for the cancelled child ended as an error the model could read.
-    assert!(root_events.iter().any(|e| matches!(e, TraceEvent::ToolCallEnd { status: ToolStatus::Error, output, .. } if output.contains("cancelled"))));
+    // The parent's Task call for the cancelled child ended as cancelled, and the model was told.
+    assert!(root_events.iter().any(|e| matches!(e, TraceEvent::ToolCallEnd { status: ToolStatus::Cancelled, tool, .. } if tool == "Task")));
+    let last = server.requests().last().expect("requests").body.to_string();
+    assert!(
+        last.contains("Cancelled before it finished"),
+        "the parent model saw the cancellation"
+    );
 }
 
 #[tokio::test]

@@ -988,7 +988,7 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
         }
         Err(ToolError::Cancelled) => done(
             ToolStatus::Cancelled,
-            "Cancelled before it finished.".into(),
+            "Cancelled before it finished (by the person or a budget); there is no result.".into(),
         ),
         Err(e) => done(ToolStatus::Error, format!("Error: {e}")),
     }

@@ -149,12 +149,28 @@ impl Tool for TaskTool {
         )
         .await;
         match launched {
-            Launched::Done { outcome, child_session_id, model_id, fallback, elapsed_ms } => match (&outcome.result, outcome.terminal_reason) {
+            Launched::Done {
+                outcome,
+                child_session_id,
+                model_id,
+                fallback,
+                elapsed_ms,
+            } => match (&outcome.result, outcome.terminal_reason) {
                 (_, TerminalReason::Cancelled) => {
-                    Err(ToolError::Refused(format!("the subagent `{description}` was cancelled before it finished; it returned no result")))
+                    // A cancelled child is a cancelled call (not a failure); the parent carries on.
+                    Err(ToolError::Cancelled)
                 }
                 (Some(result), reason) => Ok(ToolOutput {
-                    content: format_result(&description, &child_session_id, &model_id, fallback, result, reason, &outcome, elapsed_ms),
+                    content: format_result(
+                        &description,
+                        &child_session_id,
+                        &model_id,
+                        fallback,
+                        result,
+                        reason,
+                        &outcome,
+                        elapsed_ms,
+                    ),
                     todos: None,
                 }),
                 (None, reason) => Err(ToolError::Failed(format!(
