@@ -144,29 +144,6 @@ export function totalTokens(t: SlotTokens): number {
   return t.main.input + t.main.output + t.light.input + t.light.output;
 }
 
-export const STATUS_TEXT: Record<string, string> = {
-  queued: 'Queued',
-  running: 'Running',
-  completed: 'Completed',
-  partial: 'Partial',
-  failed: 'Failed',
-  cancelled: 'Cancelled',
-  interrupted: 'Interrupted',
-};
-
-export const REASON_TEXT: Record<string, string> = {
-  completed: 'completed',
-  max_steps: 'step budget',
-  token_budget: 'token budget',
-  context_overflow: 'context full',
-  time_budget: 'time budget',
-  cancelled: 'cancelled',
-  model_error: 'model error',
-  empty_response: 'empty response',
-  invalid_result: 'invalid result',
-  interrupted: 'interrupted',
-};
-
 /** Flattened visible rows of the tree (depth-first), skipping children of collapsed nodes. */
 export function visibleRows(
   nodes: ReadonlyMap<string, SessionNode>,
