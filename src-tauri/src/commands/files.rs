@@ -92,6 +92,13 @@ pub fn read_window(
             format!("{shown} is a folder, not a file"),
         ));
     }
+    // A FIFO or device would block the read forever.
+    if !meta.is_file() {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            format!("{shown} is not a regular file (a pipe, socket or device)"),
+        ));
+    }
     if meta.len() > MAX_FILE_BYTES {
         return Err(CommandError::new(
             ErrorCode::FileTooLarge,

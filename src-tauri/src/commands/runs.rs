@@ -119,8 +119,17 @@ async fn launch(
     let (failed_tx, failed_rx) = oneshot::channel();
     let runner = live.clone();
     tauri::async_runtime::spawn(async move {
-        let result = runner.session.run(prompt).await;
-        runner.end();
+        // Ends the session's "running" state even if the run panics, so follow-ups and history
+        // do not see it running forever.
+        struct EndOnDrop(Arc<LiveSession>);
+        impl Drop for EndOnDrop {
+            fn drop(&mut self) {
+                self.0.end();
+            }
+        }
+        let guard = EndOnDrop(runner);
+        let result = guard.0.session.run(prompt).await;
+        drop(guard);
         if let Err(e) = result {
             let _ = failed_tx.send(CommandError::from(e));
         }

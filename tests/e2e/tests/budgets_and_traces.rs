@@ -269,13 +269,13 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
             .all(|(i, r)| r.seq == i as u64));
     }
 
-    // A crash mid-line leaves a readable trace.
+    // A crash mid-line, even inside a multi-byte character, leaves a readable trace.
     let child_file = traces.path().join(format!("{}.jsonl", ran.children()[0]));
     std::fs::OpenOptions::new()
         .append(true)
         .open(&child_file)
         .expect("open")
-        .write_all(b"{\"v\":1,\"seq\":99,\"ts_ms\":")
+        .write_all(b"{\"v\":1,\"seq\":99,\"note\":\"caf\xc3")
         .expect("write");
     let trees = trace_reader::read_trees(traces.path());
     assert_eq!(trees.len(), 1);

@@ -102,7 +102,8 @@ pub(crate) fn translate_messages(messages: &[Message]) -> Vec<Value> {
         let (role, blocks) = match m {
             Message::User { text } => (
                 "user",
-                if text.is_empty() {
+                // The API rejects whitespace-only text blocks, not just empty ones.
+                if text.trim().is_empty() {
                     Vec::new()
                 } else {
                     vec![json!({"type": "text", "text": text})]
@@ -110,7 +111,7 @@ pub(crate) fn translate_messages(messages: &[Message]) -> Vec<Value> {
             ),
             Message::Assistant { text, tool_calls } => {
                 let mut blocks = Vec::new();
-                if !text.is_empty() {
+                if !text.trim().is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
                 for c in tool_calls {

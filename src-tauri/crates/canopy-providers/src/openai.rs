@@ -274,8 +274,13 @@ impl Accumulator {
                 .into());
             }
             tool_calls.push(ToolCall {
+                // Ids pair begin/end events and approvals across the whole session, so one the
+                // server left out must not repeat from turn to turn (`call_0` every time).
                 id: if c.id.is_empty() {
-                    format!("call_{index}")
+                    format!(
+                        "call_{}_{index}",
+                        &uuid::Uuid::new_v4().simple().to_string()[..12]
+                    )
                 } else {
                     c.id
                 },

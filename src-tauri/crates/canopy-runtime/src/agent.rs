@@ -557,13 +557,16 @@ async fn run_loop(
     let mut empty_retried = false;
     let mut rejections = 0u32;
     let mut corrective_pending = false;
+    // The corrective call itself may run past a limit (like the final call); anything after it,
+    // such as a continuation of a cut corrective answer, is checked as usual.
+    let mut skip_budget_check = false;
     let mut continuation = String::new();
     let mut compacted_for_error = false;
     loop {
         if cancel.is_cancelled() {
             return Ending::reason(TerminalReason::Cancelled, None);
         }
-        if !corrective_pending {
+        if !std::mem::take(&mut skip_budget_check) {
             if let Some((kind, used, limit)) = st.exhausted(ctx.agent == AgentKind::Main) {
                 return final_call(ctx, history, st, kind, used, limit, cancel).await;
             }
@@ -575,6 +578,22 @@ async fn run_loop(
         if est > budgets.max_context_tokens {
             if ctx.agent == AgentKind::Main {
                 if let Err(e) = compaction::compact(ctx, history, st, cancel).await {
+                    if cancel.is_cancelled() {
+                        return Ending::reason(TerminalReason::Cancelled, None);
+                    }
+                    if st.elapsed_ms() >= budgets.max_wall_time_ms {
+                        let (used, limit) = (st.elapsed_ms(), budgets.max_wall_time_ms);
+                        return final_call(
+                            ctx,
+                            history,
+                            st,
+                            BudgetKind::WallTime,
+                            used,
+                            limit,
+                            cancel,
+                        )
+                        .await;
+                    }
                     return Ending::reason(TerminalReason::ContextOverflow, Some(format!("the conversation no longer fits the context budget and compaction failed: {e}")));
                 }
                 continue;
@@ -671,7 +690,9 @@ async fn run_loop(
                 error: None,
             };
         }
-        match contract::validate(contract_kind, &text, &ctx.project_root) {
+        match contract::validate_blocking(contract_kind, text.clone(), ctx.project_root.clone())
+            .await
+        {
             Ok(result) => {
                 return Ending {
                     reason: TerminalReason::Completed,
@@ -696,6 +717,7 @@ async fn run_loop(
                 }
                 continuation.clear();
                 corrective_pending = true;
+                skip_budget_check = true;
                 history.push(Message::user(format!(
                     "Host notice: your final answer was rejected: {error}. Reply with exactly one JSON object in the required shape and nothing else."
                 )));
@@ -745,7 +767,13 @@ async fn final_call(
                     error: None,
                 };
             }
-            match contract::validate(ctx.profile.contract(), &resp.text, &ctx.project_root) {
+            match contract::validate_blocking(
+                ctx.profile.contract(),
+                resp.text.clone(),
+                ctx.project_root.clone(),
+            )
+            .await
+            {
                 Ok(mut result) => {
                     result.status = canopy_protocol::ResultStatus::Partial;
                     Ending {

@@ -118,7 +118,13 @@ pub(crate) async fn compact(
         temperature: None,
     };
     let started = Instant::now();
-    let result = ctx.model.client.complete(&request, &|_| {}, cancel).await;
+    // The summariser is a model call like any other: the wall-time budget bounds it too.
+    let result = tokio::select! {
+        r = ctx.model.client.complete(&request, &|_| {}, cancel) => r,
+        _ = tokio::time::sleep_until(st.deadline()) => Err(canopy_providers::ProviderError::Network(
+            "the wall-time budget ran out while compacting".into(),
+        )),
+    };
     let latency_ms = started.elapsed().as_millis() as u64;
     let resp = match result {
         Ok(r) => r,

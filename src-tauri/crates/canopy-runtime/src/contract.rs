@@ -1,7 +1,8 @@
 //! The subagent result contract: parses and validates a subagent's final answer, and checks each
 //! evidence reference against the project on disk.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResult, Verdict};
 use serde_json::Value;
@@ -10,6 +11,8 @@ use crate::profiles::ResultContract;
 
 /// Longest quoted line kept for display.
 const QUOTE_CAP: usize = 300;
+/// Most bytes read from one cited file.
+const EVIDENCE_READ_CAP: u64 = 64 * 1024 * 1024;
 
 /// Validates a final answer against a contract. `Err` says exactly what was wrong, in words the
 /// model can act on in its corrective turn.
@@ -115,6 +118,17 @@ pub fn validate(
     })
 }
 
+/// [`validate`] off the async workers: the evidence check reads files.
+pub async fn validate_blocking(
+    contract: ResultContract,
+    text: String,
+    project_root: PathBuf,
+) -> Result<SubagentResult, String> {
+    tokio::task::spawn_blocking(move || validate(contract, &text, &project_root))
+        .await
+        .unwrap_or_else(|e| Err(format!("the result check failed: {e}")))
+}
+
 /// Parses `path:line` or `path:start-end` (a leading `./` and a trailing `:col` are tolerated).
 fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
     let s = raw.trim().trim_matches('`');
@@ -190,27 +204,42 @@ pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
     if let Ok(rel) = resolved.strip_prefix(&root) {
         out.path = rel.to_string_lossy().replace('\\', "/");
     }
-    let Ok(bytes) = std::fs::read(&resolved) else {
+    // Only regular files, read line by line up to the cited range and never past a byte cap: a
+    // cited FIFO or a multi-gigabyte file must not hang or bloat the host.
+    if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
+        out.state = EvidenceState::MissingFile;
+        return out;
+    }
+    let Ok(file) = std::fs::File::open(&resolved) else {
         out.state = EvidenceState::MissingFile;
         return out;
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let total = text.lines().count() as u32;
     let last = end_line.unwrap_or(line).max(line);
-    if line > total || last > total {
-        out.state = EvidenceState::LineOutOfRange;
-        return out;
-    }
-    out.text = text.lines().nth(line as usize - 1).map(|l| {
-        let l = l.trim_end();
-        if l.chars().count() > QUOTE_CAP {
-            let mut s: String = l.chars().take(QUOTE_CAP).collect();
-            s.push('…');
-            s
-        } else {
-            l.to_string()
+    let mut reader = std::io::BufReader::new(file).take(EVIDENCE_READ_CAP);
+    let mut buf = Vec::new();
+    let mut number = 0u32;
+    while number < last {
+        buf.clear();
+        match std::io::BufRead::read_until(&mut reader, b'\n', &mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => number += 1,
         }
-    });
+        if number == line {
+            let text = String::from_utf8_lossy(&buf);
+            let l = text.trim_end();
+            out.text = Some(if l.chars().count() > QUOTE_CAP {
+                let mut s: String = l.chars().take(QUOTE_CAP).collect();
+                s.push('…');
+                s
+            } else {
+                l.to_string()
+            });
+        }
+    }
+    if number < last {
+        out.state = EvidenceState::LineOutOfRange;
+        out.text = None;
+    }
     out
 }
 

@@ -13,12 +13,22 @@ pub struct Snapshot(BTreeMap<String, (u64, Option<SystemTime>)>);
 impl Snapshot {
     /// Walks the project.
     pub fn take(root: &Path) -> Snapshot {
+        Snapshot::take_excluding(root, None)
+    }
+
+    /// Walks the project, leaving out `exclude` (the trace folder, when it lies inside the project:
+    /// traces grow while a child runs, which is not the child's doing).
+    pub fn take_excluding(root: &Path, exclude: Option<&Path>) -> Snapshot {
         let mut files = BTreeMap::new();
+        let exclude = exclude.map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
         let walk = ignore::WalkBuilder::new(root)
             .hidden(false)
             .git_ignore(true)
             .require_git(false)
-            .filter_entry(|e| e.file_name() != ".git")
+            .filter_entry(move |e| {
+                e.file_name() != ".git"
+                    && exclude.as_deref().is_none_or(|x| !e.path().starts_with(x))
+            })
             .build();
         for entry in walk.flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {

@@ -345,9 +345,11 @@ pub(crate) async fn launch(
     let token = cancel.child_token();
     parent.runtime.register(&child, token.clone());
     let root = parent.project_root.clone();
-    let before = tokio::task::spawn_blocking(move || Snapshot::take(&root))
-        .await
-        .ok();
+    let traces = parent.trace.bus().trace_dir().to_path_buf();
+    let before =
+        tokio::task::spawn_blocking(move || Snapshot::take_excluding(&root, Some(&traces)))
+            .await
+            .ok();
     let started = Instant::now();
     let outcome = run_child(&child, prompt, token).await;
     let elapsed_ms = started.elapsed().as_millis() as u64;
@@ -355,7 +357,11 @@ pub(crate) async fn launch(
     drop(permit);
     if let Some(before) = before {
         let root = parent.project_root.clone();
-        if let Ok(after) = tokio::task::spawn_blocking(move || Snapshot::take(&root)).await {
+        let traces = parent.trace.bus().trace_dir().to_path_buf();
+        if let Ok(after) =
+            tokio::task::spawn_blocking(move || Snapshot::take_excluding(&root, Some(&traces)))
+                .await
+        {
             let changed = before.changes(&after);
             if !changed.is_empty() {
                 child.trace.emit(TraceEvent::ReadonlyViolation {

@@ -24,17 +24,19 @@ pub struct SessionFile {
 
 /// Reads one session file.
 pub fn read_session_file(path: &Path) -> Result<SessionFile, RuntimeError> {
-    let text = fs::read_to_string(path).map_err(|e| RuntimeError::Trace {
+    // Bytes, not a string: a crash can cut a line inside a multi-byte character, and that must cost
+    // one line, not the whole file.
+    let bytes = fs::read(path).map_err(|e| RuntimeError::Trace {
         path: path.to_path_buf(),
         reason: e.to_string(),
     })?;
     let mut records = Vec::new();
     let mut skipped_lines = 0;
-    for line in text.lines() {
-        if line.trim().is_empty() {
+    for line in bytes.split(|b| *b == b'\n') {
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_str::<TraceRecord>(line) {
+        match serde_json::from_slice::<TraceRecord>(line) {
             Ok(r) => records.push(r),
             Err(_) => skipped_lines += 1,
         }
