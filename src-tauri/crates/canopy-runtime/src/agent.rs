@@ -396,18 +396,14 @@ pub(crate) async fn call_model(
                 st.calibration =
                     (resp.usage.input_tokens as f64 / estimated as f64).clamp(0.25, 4.0);
             }
-            ctx.trace.emit(TraceEvent::ModelCallEnd {
+            emit_call_end(
+                ctx,
                 model_call_id,
-                step: st.steps,
-                text: resp.text.clone(),
-                tool_calls: resp.tool_calls.clone(),
-                finish_reason: Some(resp.finish_reason.clone()),
-                usage: resp.usage,
-                model: resp.model.clone(),
+                st.steps,
+                Ok(resp),
                 latency_ms,
-                error: None,
-                totals: st.totals(),
-            });
+                st.totals(),
+            );
         }
         Err(e) => {
             let error = match e {
@@ -415,21 +411,55 @@ pub(crate) async fn call_model(
                 CallError::Deadline => "wall-time budget ran out during the call".to_string(),
                 CallError::Provider(p) => p.to_string(),
             };
-            ctx.trace.emit(TraceEvent::ModelCallEnd {
+            emit_call_end(
+                ctx,
                 model_call_id,
-                step: st.steps,
-                text: String::new(),
-                tool_calls: Vec::new(),
-                finish_reason: None,
-                usage: Usage::default(),
-                model: ctx.model.info.model_id.clone(),
+                st.steps,
+                Err(error),
                 latency_ms,
-                error: Some(error),
-                totals: st.totals(),
-            });
+                st.totals(),
+            );
         }
     }
     result
+}
+
+/// Records the end of a model call: what it returned, or the error that ended it.
+pub(crate) fn emit_call_end(
+    ctx: &AgentCtx,
+    model_call_id: String,
+    step: u32,
+    outcome: Result<&ModelResponse, String>,
+    latency_ms: u64,
+    totals: BudgetUsage,
+) {
+    let event = match outcome {
+        Ok(resp) => TraceEvent::ModelCallEnd {
+            model_call_id,
+            step,
+            text: resp.text.clone(),
+            tool_calls: resp.tool_calls.clone(),
+            finish_reason: Some(resp.finish_reason.clone()),
+            usage: resp.usage,
+            model: resp.model.clone(),
+            latency_ms,
+            error: None,
+            totals,
+        },
+        Err(error) => TraceEvent::ModelCallEnd {
+            model_call_id,
+            step,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: Usage::default(),
+            model: ctx.model.info.model_id.clone(),
+            latency_ms,
+            error: Some(error),
+            totals,
+        },
+    };
+    ctx.trace.emit(event);
 }
 
 fn terminal_for(kind: BudgetKind) -> TerminalReason {

@@ -7,7 +7,7 @@ use canopy_providers::ModelRequest;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{estimate_tokens, AgentCtx, LoopState};
+use crate::agent::{emit_call_end, estimate_tokens, AgentCtx, LoopState};
 use crate::new_id;
 
 /// Recent history kept verbatim aims at this share of the context budget.
@@ -129,34 +129,26 @@ pub(crate) async fn compact(
     let resp = match result {
         Ok(r) => r,
         Err(e) => {
-            ctx.trace.emit(TraceEvent::ModelCallEnd {
+            emit_call_end(
+                ctx,
                 model_call_id,
-                step: st.steps,
-                text: String::new(),
-                tool_calls: Vec::new(),
-                finish_reason: None,
-                usage: Default::default(),
-                model: ctx.model.info.model_id.clone(),
+                st.steps,
+                Err(e.to_string()),
                 latency_ms,
-                error: Some(e.to_string()),
-                totals: st.totals(),
-            });
+                st.totals(),
+            );
             return Err(e.to_string());
         }
     };
     st.record(&resp.usage);
-    ctx.trace.emit(TraceEvent::ModelCallEnd {
+    emit_call_end(
+        ctx,
         model_call_id,
-        step: st.steps,
-        text: resp.text.clone(),
-        tool_calls: Vec::new(),
-        finish_reason: Some(resp.finish_reason.clone()),
-        usage: resp.usage,
-        model: resp.model.clone(),
+        st.steps,
+        Ok(&resp),
         latency_ms,
-        error: None,
-        totals: st.totals(),
-    });
+        st.totals(),
+    );
     let summary = resp.text.trim().to_string();
     if summary.is_empty() {
         return Err("the summariser returned nothing".into());
