@@ -17,6 +17,7 @@ mod fsutil;
 pub mod paths;
 mod tools;
 pub mod truncate;
+mod walk;
 
 pub use error::ToolError;
 pub use tools::bash::BashTool;

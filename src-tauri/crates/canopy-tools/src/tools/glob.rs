@@ -8,13 +8,12 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use canopy_protocol::ToolSpec;
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkState;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
-use crate::tools::grep::walk_builder;
+use crate::walk;
 use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Paths shown when no `max_results` is given.
@@ -73,14 +72,7 @@ impl Tool for GlobTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GlobArgs = args::parse(args)?;
-        let root = ctx.root.clone();
-        let cancel = ctx.cancel.clone();
-        let stop = cancel.clone();
-        let task = tokio::task::spawn_blocking(move || glob(&root, &args, &stop));
-        tokio::select! {
-            res = task => res.map_err(|e| ToolError::Failed(format!("glob task failed: {e}")))?,
-            _ = cancel.cancelled() => Err(ToolError::Cancelled),
-        }
+        walk::run_cancellable(ctx, "glob", move |root, cancel| glob(root, &args, cancel)).await
     }
 }
 
@@ -118,7 +110,7 @@ fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<Tool
 
     let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
     let start = target.abs.as_path();
-    walk_builder(start, None)?.build_parallel().run(|| {
+    walk::visit_files(&walk::walk_builder(start, None)?, cancel, || {
         let matcher = &matcher;
         let found = &found;
         let root = &root;
@@ -126,17 +118,7 @@ fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<Tool
             local: Vec::new(),
             into: found,
         };
-        Box::new(move |entry| {
-            // The caller stops waiting on cancel; this stops the walk itself soon after.
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
+        move |entry: &ignore::DirEntry| {
             let path = entry.path();
             let is_match = if name_only {
                 path.file_name().is_some_and(|n| matcher.is_match(n))
@@ -154,8 +136,7 @@ fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<Tool
                 let rel = path.strip_prefix(root).unwrap_or(path);
                 flush.local.push((mtime, paths::display_rel(rel)));
             }
-            WalkState::Continue
-        })
+        }
     });
     let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     if found.is_empty() {

@@ -13,13 +13,13 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
 };
-use ignore::{WalkBuilder, WalkState};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
 use crate::truncate;
+use crate::walk;
 use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Results (lines or files) shown when no `max_results` is given.
@@ -108,14 +108,7 @@ impl Tool for GrepTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = args::parse(args)?;
-        let root = ctx.root.clone();
-        let cancel = ctx.cancel.clone();
-        let stop = cancel.clone();
-        let task = tokio::task::spawn_blocking(move || grep(&root, &args, &stop));
-        tokio::select! {
-            res = task => res.map_err(|e| ToolError::Failed(format!("grep task failed: {e}")))?,
-            _ = cancel.cancelled() => Err(ToolError::Cancelled),
-        }
+        walk::run_cancellable(ctx, "grep", move |root, cancel| grep(root, &args, cancel)).await
     }
 }
 
@@ -154,13 +147,13 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
         .build(&args.pattern)
         .map_err(|e| ToolError::InvalidArguments(format!("field `pattern`: {e}")))?;
 
-    let walker = walk_builder(&target.abs, args.glob.as_deref())?;
+    let walker = walk::walk_builder(&target.abs, args.glob.as_deref())?;
     let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
     let budget = AtomicUsize::new(CONTENT_BUDGET_BYTES);
     let mode = args.output_mode;
     let context = args.context.unwrap_or(0) as usize;
 
-    walker.build_parallel().run(|| {
+    walk::visit_files(&walker, cancel, || {
         let matcher = matcher.clone();
         let mut searcher = SearcherBuilder::new()
             .binary_detection(BinaryDetection::quit(b'\x00'))
@@ -171,17 +164,7 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
         let hits = &hits;
         let budget = &budget;
         let root = &root;
-        Box::new(move |entry| {
-            // The caller stops waiting on cancel; this stops the walk itself soon after.
-            if cancel.is_cancelled() {
-                return WalkState::Quit;
-            }
-            let Ok(entry) = entry else {
-                return WalkState::Continue;
-            };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
+        move |entry: &ignore::DirEntry| {
             if let Some(hit) =
                 search_file(&mut searcher, &matcher, entry.path(), root, mode, budget)
             {
@@ -189,8 +172,7 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
                     .unwrap_or_else(PoisonError::into_inner)
                     .push(hit);
             }
-            WalkState::Continue
-        })
+        }
     });
 
     let mut hits = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
@@ -205,39 +187,6 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
         &args.pattern,
         &target.display,
     )))
-}
-
-/// The walk shared by Grep and Glob: gitignore rules apply even outside a git repository, hidden
-/// files are skipped, and `glob` (if any) whitelists file names like `rg -g`.
-pub(crate) fn walk_builder(start: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
-    let mut builder = WalkBuilder::new(start);
-    builder
-        .hidden(true)
-        .git_ignore(true)
-        .git_exclude(true)
-        .ignore(true)
-        .parents(true)
-        .require_git(false)
-        .threads(threads());
-    if let Some(glob) = glob {
-        let mut overrides = ignore::overrides::OverrideBuilder::new(start);
-        overrides
-            .add(glob)
-            .map_err(|e| ToolError::InvalidArguments(format!("field `glob`: {e}")))?;
-        let overrides = overrides
-            .build()
-            .map_err(|e| ToolError::InvalidArguments(format!("field `glob`: {e}")))?;
-        builder.overrides(overrides);
-    }
-    Ok(builder)
-}
-
-/// Same thread count ripgrep picks: one per core, at most 12.
-pub(crate) fn threads() -> usize {
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(12)
 }
 
 fn search_file(
