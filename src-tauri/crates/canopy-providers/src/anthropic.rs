@@ -10,8 +10,8 @@ use canopy_protocol::{FinishReason, Message, ProviderKind, ToolCall, Usage};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::retry::with_retries;
-use crate::sse::{self, Events, Failure};
+use crate::call::{self, Accumulate};
+use crate::sse::{self, Failure};
 use crate::{
     estimate_tokens, ModelClient, ModelListing, ModelRequest, ModelResponse, ProviderConfig,
     ProviderError, StreamDelta,
@@ -59,29 +59,6 @@ impl AnthropicClient {
             }
             _ => Ok(rb),
         }
-    }
-
-    async fn attempt(
-        &self,
-        body: &[u8],
-        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, Failure> {
-        let rb = self
-            .http
-            .post(format!("{}/v1/messages", self.base()))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body.to_vec());
-        let response = sse::send(self.authorize(rb)?, &self.config, cancel).await?;
-        let mut events = Events::new(response, &self.config);
-        let mut acc = Accumulator::default();
-        while let Some(event) = events.next(cancel).await? {
-            if acc.feed(&event.data, on_delta)? {
-                break;
-            }
-        }
-        acc.finish(&self.config.model, body.len())
     }
 }
 
@@ -205,9 +182,9 @@ pub(crate) struct Accumulator {
     done: bool,
 }
 
-impl Accumulator {
+impl Accumulate for Accumulator {
     /// Feeds one SSE `data` payload; true once `message_stop` arrived.
-    pub(crate) fn feed(
+    fn feed(
         &mut self,
         data: &str,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
@@ -345,32 +322,8 @@ impl Accumulator {
         Ok(false)
     }
 
-    fn push_text(&mut self, t: &str, on_delta: &(dyn Fn(StreamDelta) + Send + Sync)) {
-        if !t.is_empty() {
-            self.text.push_str(t);
-            on_delta(StreamDelta::Text(t.to_string()));
-        }
-    }
-
-    fn read_usage(&mut self, u: &Value) {
-        let get = |k: &str| u.get(k).and_then(Value::as_u64);
-        if let Some(input) = get("input_tokens") {
-            // Cached prompt tokens are reported apart from `input_tokens` but are still input.
-            let cached = get("cache_creation_input_tokens").unwrap_or(0)
-                + get("cache_read_input_tokens").unwrap_or(0);
-            self.input_tokens = Some(input + cached);
-        }
-        if let Some(output) = get("output_tokens") {
-            self.output_tokens = Some(output);
-        }
-    }
-
     /// The response, if `message_stop` arrived.
-    pub(crate) fn finish(
-        self,
-        requested_model: &str,
-        request_bytes: usize,
-    ) -> Result<ModelResponse, Failure> {
+    fn finish(self, requested_model: &str, request_bytes: usize) -> Result<ModelResponse, Failure> {
         if !self.done {
             return Err(ProviderError::Network(
                 "stream ended before message_stop (response incomplete)".into(),
@@ -429,6 +382,28 @@ impl Accumulator {
     }
 }
 
+impl Accumulator {
+    fn push_text(&mut self, t: &str, on_delta: &(dyn Fn(StreamDelta) + Send + Sync)) {
+        if !t.is_empty() {
+            self.text.push_str(t);
+            on_delta(StreamDelta::Text(t.to_string()));
+        }
+    }
+
+    fn read_usage(&mut self, u: &Value) {
+        let get = |k: &str| u.get(k).and_then(Value::as_u64);
+        if let Some(input) = get("input_tokens") {
+            // Cached prompt tokens are reported apart from `input_tokens` but are still input.
+            let cached = get("cache_creation_input_tokens").unwrap_or(0)
+                + get("cache_read_input_tokens").unwrap_or(0);
+            self.input_tokens = Some(input + cached);
+        }
+        if let Some(output) = get("output_tokens") {
+            self.output_tokens = Some(output);
+        }
+    }
+}
+
 #[async_trait]
 impl ModelClient for AnthropicClient {
     fn kind(&self) -> ProviderKind {
@@ -449,21 +424,19 @@ impl ModelClient for AnthropicClient {
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = serde_json::to_vec(&request_body(&self.config, request))
-            .map_err(|e| ProviderError::Protocol(format!("cannot encode request: {e}")))?;
-        with_retries(&self.config, on_delta, cancel, || {
-            self.attempt(&body, on_delta, cancel)
-        })
+        call::complete::<Accumulator>(
+            &self.config,
+            &request_body(&self.config, request),
+            || self.authorize(self.http.post(format!("{}/v1/messages", self.base()))),
+            on_delta,
+            cancel,
+        )
         .await
     }
 
     async fn list_models(&self) -> Result<Vec<ModelListing>, ProviderError> {
         let rb = self.authorize(self.http.get(format!("{}/v1/models", self.base())))?;
-        let cancel = CancellationToken::new();
-        let response = sse::send(rb, &self.config, &cancel)
-            .await
-            .map_err(|f| f.error)?;
-        crate::parse_model_list(response, &self.config).await
+        call::list_models(rb, &self.config).await
     }
 }
 

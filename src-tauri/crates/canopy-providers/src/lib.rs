@@ -12,6 +12,7 @@ use canopy_protocol::{
 use tokio_util::sync::CancellationToken;
 
 mod anthropic;
+mod call;
 mod error;
 mod openai;
 mod retry;

@@ -9,8 +9,8 @@ use canopy_protocol::{FinishReason, Message, ProviderKind, ToolCall, Usage};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::retry::with_retries;
-use crate::sse::{self, Events, Failure};
+use crate::call::{self, Accumulate};
+use crate::sse::{self, Failure};
 use crate::{
     estimate_tokens, ModelClient, ModelListing, ModelRequest, ModelResponse, ProviderConfig,
     ProviderError, StreamDelta,
@@ -39,29 +39,6 @@ impl OpenAiClient {
             Some(key) if !key.is_empty() => rb.bearer_auth(key.expose()),
             _ => rb,
         }
-    }
-
-    async fn attempt(
-        &self,
-        body: &[u8],
-        on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
-        cancel: &CancellationToken,
-    ) -> Result<ModelResponse, Failure> {
-        let rb = self
-            .http
-            .post(format!("{}/chat/completions", self.base()))
-            .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .header(reqwest::header::ACCEPT, "text/event-stream")
-            .body(body.to_vec());
-        let response = sse::send(self.authorize(rb), &self.config, cancel).await?;
-        let mut events = Events::new(response, &self.config);
-        let mut acc = Accumulator::default();
-        while let Some(event) = events.next(cancel).await? {
-            if acc.feed(&event.data, on_delta)? {
-                break;
-            }
-        }
-        acc.finish(&self.config.model, body.len())
     }
 }
 
@@ -160,13 +137,13 @@ pub(crate) struct Accumulator {
     done: bool,
 }
 
-impl Accumulator {
+impl Accumulate for Accumulator {
     /// Feeds one SSE `data` payload; true once `[DONE]` arrived.
-    pub(crate) fn feed(
+    fn feed(
         &mut self,
         data: &str,
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
-    ) -> Result<bool, ProviderError> {
+    ) -> Result<bool, Failure> {
         let data = data.trim();
         if data == "[DONE]" {
             self.done = true;
@@ -183,9 +160,9 @@ impl Accumulator {
                 .get("message")
                 .and_then(Value::as_str)
                 .unwrap_or("unknown error");
-            return Err(ProviderError::Protocol(format!(
-                "error event in stream: {message}"
-            )));
+            return Err(
+                ProviderError::Protocol(format!("error event in stream: {message}")).into(),
+            );
         }
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             if self.model.is_none() && !model.is_empty() {
@@ -252,11 +229,7 @@ impl Accumulator {
     }
 
     /// The response, if the stream really finished.
-    pub(crate) fn finish(
-        self,
-        requested_model: &str,
-        request_bytes: usize,
-    ) -> Result<ModelResponse, Failure> {
+    fn finish(self, requested_model: &str, request_bytes: usize) -> Result<ModelResponse, Failure> {
         // Servers that never send `[DONE]` still close a finished turn with a finish_reason; without
         // either the turn may be truncated, so it is an early EOF (retried).
         if !self.done && self.finish.is_none() {
@@ -347,21 +320,19 @@ impl ModelClient for OpenAiClient {
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ProviderError> {
-        let body = serde_json::to_vec(&request_body(&self.config, request))
-            .map_err(|e| ProviderError::Protocol(format!("cannot encode request: {e}")))?;
-        with_retries(&self.config, on_delta, cancel, || {
-            self.attempt(&body, on_delta, cancel)
-        })
+        call::complete::<Accumulator>(
+            &self.config,
+            &request_body(&self.config, request),
+            || Ok(self.authorize(self.http.post(format!("{}/chat/completions", self.base())))),
+            on_delta,
+            cancel,
+        )
         .await
     }
 
     async fn list_models(&self) -> Result<Vec<ModelListing>, ProviderError> {
-        let rb = self.http.get(format!("{}/models", self.base()));
-        let cancel = CancellationToken::new();
-        let response = sse::send(self.authorize(rb), &self.config, &cancel)
-            .await
-            .map_err(|f| f.error)?;
-        crate::parse_model_list(response, &self.config).await
+        let rb = self.authorize(self.http.get(format!("{}/models", self.base())));
+        call::list_models(rb, &self.config).await
     }
 }
 
