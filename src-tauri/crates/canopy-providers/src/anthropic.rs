@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 use crate::call::{self, Accumulate};
 use crate::sse::{self, Failure};
 use crate::{
-    estimate_tokens, ModelClient, ModelListing, ModelRequest, ModelResponse, ProviderConfig,
-    ProviderError, StreamDelta,
+    estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
+    ModelResponse, ProviderConfig, ProviderError, StreamDelta,
 };
 
 /// The API version this client speaks.
@@ -355,11 +355,6 @@ impl Accumulate for Accumulator {
             None if tool_calls.is_empty() => FinishReason::Stop,
             None => FinishReason::ToolCalls,
         };
-        let out_bytes = self.text.len()
-            + tool_calls
-                .iter()
-                .map(|c| c.name.len() + c.arguments.len())
-                .sum::<usize>();
         let usage = match (self.input_tokens, self.output_tokens) {
             (Some(input_tokens), Some(output_tokens)) => Usage {
                 input_tokens,
@@ -368,7 +363,8 @@ impl Accumulate for Accumulator {
             },
             (input, output) => Usage {
                 input_tokens: input.unwrap_or_else(|| estimate_tokens(request_bytes)),
-                output_tokens: output.unwrap_or_else(|| estimate_tokens(out_bytes)),
+                output_tokens: output
+                    .unwrap_or_else(|| estimate_output_tokens(&self.text, &tool_calls)),
                 estimated: true,
             },
         };

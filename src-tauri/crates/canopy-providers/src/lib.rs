@@ -174,6 +174,17 @@ pub(crate) fn estimate_tokens(bytes: usize) -> u64 {
     bytes.div_ceil(4) as u64
 }
 
+/// The estimate for a response's text and tool calls (names and arguments), the same for both
+/// wire formats so a missing usage report costs the same wherever it happens.
+pub(crate) fn estimate_output_tokens(text: &str, tool_calls: &[ToolCall]) -> u64 {
+    let bytes = text.len()
+        + tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.len())
+            .sum::<usize>();
+    estimate_tokens(bytes)
+}
+
 /// Reads `{"data": [{"id": …}, …]}`, the model-list shape of both APIs.
 pub(crate) async fn parse_model_list(
     response: reqwest::Response,

@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use crate::call::{self, Accumulate};
 use crate::sse::{self, Failure};
 use crate::{
-    estimate_tokens, ModelClient, ModelListing, ModelRequest, ModelResponse, ProviderConfig,
-    ProviderError, StreamDelta,
+    estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
+    ModelResponse, ProviderConfig, ProviderError, StreamDelta,
 };
 
 /// Chat Completions client.
@@ -274,17 +274,10 @@ impl Accumulate for Accumulator {
             None if tool_calls.is_empty() => FinishReason::Stop,
             None => FinishReason::ToolCalls,
         };
-        let usage = self.usage.unwrap_or_else(|| {
-            let out: usize = self.text.len()
-                + tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>();
-            Usage {
-                input_tokens: estimate_tokens(request_bytes),
-                output_tokens: estimate_tokens(out),
-                estimated: true,
-            }
+        let usage = self.usage.unwrap_or_else(|| Usage {
+            input_tokens: estimate_tokens(request_bytes),
+            output_tokens: estimate_output_tokens(&self.text, &tool_calls),
+            estimated: true,
         });
         Ok(ModelResponse {
             text: self.text,
