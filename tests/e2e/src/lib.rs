@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_protocol::{ModelSlot, ProviderKind, SecretString, TraceEvent, TraceRecord};
+use canopy_protocol::{Budgets, ModelSlot, ProviderKind, SecretString, TraceEvent, TraceRecord};
 use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions,
 };
-use canopy_test_support::MockServer;
+use canopy_test_support::{MockServer, Script};
 
 /// The API key the scripted server demands in these tests.
 pub const TEST_KEY: &str = "sk-test-e2e-0123456789abcdefSECRET";
@@ -150,6 +150,11 @@ impl Ran {
         self.of(session).into_iter().map(|r| &r.event).collect()
     }
 
+    /// The first thing `f` picks out of one session's events.
+    pub fn find<T>(&self, session: &str, f: impl FnMut(&TraceEvent) -> Option<T>) -> Option<T> {
+        self.events(session).into_iter().find_map(f)
+    }
+
     /// Child session ids in the order they were requested.
     pub fn children(&self) -> Vec<String> {
         self.records
@@ -211,4 +216,42 @@ pub async fn run_prompt(
         root,
         trace_dir: trace_dir.to_path_buf(),
     }
+}
+
+/// What every test starts from: the scripted server, a fresh fixture project and a trace folder.
+pub struct Scenario {
+    /// The scripted model server.
+    pub server: MockServer,
+    /// The fixture project.
+    pub project: tempfile::TempDir,
+    /// Where traces go.
+    pub traces: tempfile::TempDir,
+}
+
+impl Scenario {
+    /// Starts the server with `script` and lays out a fresh project.
+    pub async fn start(script: Script) -> Scenario {
+        Scenario {
+            server: MockServer::start(script).await.expect("server"),
+            project: fixture_project(),
+            traces: tempfile::tempdir().expect("tmp"),
+        }
+    }
+}
+
+/// Budgets for the explore profile (16k context, light model) with these limits.
+pub fn explore_budgets(
+    max_steps: u32,
+    max_total_tokens: u64,
+    max_wall_time_ms: u64,
+) -> (Budgets, ModelSlot) {
+    (
+        Budgets {
+            max_steps,
+            max_context_tokens: 16_000,
+            max_total_tokens,
+            max_wall_time_ms,
+        },
+        ModelSlot::Light,
+    )
 }

@@ -85,7 +85,7 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
         ran.outcome.final_text.as_deref(),
         Some("Done after compaction.")
     );
-    let compacted = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let compacted = ran.find(&ran.root, |e| match e {
         TraceEvent::Compacted {
             tokens_before,
             tokens_after,
@@ -120,25 +120,17 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
                 .turn(Turn::text("ok")),
         )
         .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(result).first_byte_delay_ms(1_500)));
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(
         &settings_for(&server, ProviderKind::Anthropic, true),
         |rs| {
             rs.final_call_grace_ms = 10_000;
-            rs.profile_overrides.insert(
-                "explore".into(),
-                (
-                    Budgets {
-                        max_steps: 12,
-                        max_context_tokens: 16_000,
-                        max_total_tokens: 32_000,
-                        max_wall_time_ms: 500,
-                    },
-                    ModelSlot::Light,
-                ),
-            );
+            rs.profile_overrides
+                .insert("explore".into(), explore_budgets(12, 32_000, 500));
         },
     );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
@@ -150,7 +142,7 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
             ..
         }
     )));
-    let done = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let done = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentCompleted {
             terminal_reason,
             result,
@@ -176,9 +168,11 @@ async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
             )
             .turn(Turn::text("and the second half.")),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
     let ran = run_prompt(
         &rt,
@@ -209,9 +203,11 @@ async fn twice_empty_ends_with_empty_response() {
             .system_contains("You are Canopy")
             .turn(Turn::text("x").fault(Fault::empty().times(5))),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(
         &settings_for(&server, ProviderKind::Anthropic, false),
         |_| {},
@@ -232,9 +228,11 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
         .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(
             json!({"status": "completed", "summary": "s", "findings": [], "evidence": ["README.md:1"], "unresolved_questions": []}).to_string(),
         )));
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(
         &rt,

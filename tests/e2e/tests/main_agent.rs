@@ -190,9 +190,11 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
             ]))
             .turn(Turn::text("I could not change it.")),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
     let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::Deny)]);
     let ran = run_prompt(
@@ -252,9 +254,11 @@ async fn headless_ask_without_approver_is_denied_not_silently_allowed() {
             )]))
             .turn(Turn::text("ok")),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
     let ran = run_prompt(
         &rt,
@@ -283,9 +287,11 @@ async fn provider_failure_ends_with_model_error_and_a_clear_message() {
             .system_contains("You are Canopy")
             .turn(Turn::text("x").fault(Fault::status(500).times(10))),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let mut settings = settings_for(&server, ProviderKind::Openai, false);
     settings.main.model = "mock-main".into();
     let rt = runtime(&settings, |_| {});

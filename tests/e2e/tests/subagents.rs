@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use canopy_e2e::*;
 use canopy_protocol::{
-    BudgetKind, Budgets, DecisionSource, EvidenceState, ModelSlot, ProviderKind, ResultStatus,
+    BudgetKind, DecisionSource, EvidenceState, ModelSlot, ProviderKind, ResultStatus,
     TerminalReason, ToolStatus, TraceEvent,
 };
 use canopy_runtime::trace_reader;
@@ -87,9 +87,11 @@ async fn two_parallel_explore_children_return_checked_evidence() {
                     .first_byte_delay_ms(200),
                 ),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(
         &rt,
@@ -262,9 +264,11 @@ async fn a_child_that_tries_to_mutate_or_delegate_is_denied_and_recorded() {
             ]))
             .turn(Turn::text(explore_result("I could not change anything", &[]))),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(
         &settings_for(&server, ProviderKind::Anthropic, true),
         |_| {},
@@ -315,9 +319,11 @@ async fn a_fenced_answer_gets_one_corrective_turn() {
                 .turn(Turn::text(format!("```json\n{good}\n```")))
                 .turn(Turn::text(good.clone())),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
@@ -353,12 +359,14 @@ async fn two_bad_answers_fail_the_child_with_the_real_reason() {
                 .turn(Turn::text("The title is Fixture."))
                 .turn(Turn::text("Sorry: the title is Fixture.")),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
-    let failed = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let failed = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentFailed {
             terminal_reason,
             error,
@@ -402,24 +410,16 @@ async fn a_child_out_of_steps_returns_a_partial_result() {
                 )]))
                 .turn(Turn::text(partial)),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(
         &settings_for(&server, ProviderKind::Anthropic, true),
         |rs| {
-            rs.profile_overrides.insert(
-                "explore".into(),
-                (
-                    Budgets {
-                        max_steps: 5,
-                        max_context_tokens: 16_000,
-                        max_total_tokens: 32_000,
-                        max_wall_time_ms: 60_000,
-                    },
-                    ModelSlot::Light,
-                ),
-            );
+            rs.profile_overrides
+                .insert("explore".into(), explore_budgets(5, 32_000, 60_000));
         },
     );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
@@ -453,7 +453,7 @@ async fn a_child_out_of_steps_returns_a_partial_result() {
         Some((false, 6)),
         "one tool-less call after the limit"
     );
-    let done = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let done = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentCompleted {
             result,
             terminal_reason,
@@ -490,25 +490,17 @@ async fn a_child_over_its_token_budget_stops_with_what_it_found() {
                         .usage(9_800, 100),
                 ),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
-        rs.profile_overrides.insert(
-            "explore".into(),
-            (
-                Budgets {
-                    max_steps: 12,
-                    max_context_tokens: 16_000,
-                    max_total_tokens: 18_000,
-                    max_wall_time_ms: 60_000,
-                },
-                ModelSlot::Light,
-            ),
-        );
+        rs.profile_overrides
+            .insert("explore".into(), explore_budgets(12, 18_000, 60_000));
     });
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
-    let reason = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let reason = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentCompleted {
             terminal_reason,
             result,
@@ -536,9 +528,11 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
         .rule(explore_rule("TASK-QUICK").turn(
             Turn::text(explore_result("quick answer", &["README.md:1"])).first_byte_delay_ms(800),
         ));
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let cancelled = Arc::new(AtomicBool::new(false));
     let flag = cancelled.clone();
@@ -595,9 +589,11 @@ async fn cancelling_the_run_cascades_to_every_child() {
         ]))
         .rule(explore_rule("TASK-X1").turn(Turn::text("never").first_byte_delay_ms(20_000)))
         .rule(explore_rule("TASK-X2").turn(Turn::text("never").first_byte_delay_ms(20_000)));
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let started = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let count = started.clone();
@@ -642,12 +638,14 @@ async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
                 .model("mock-main")
                 .turn(Turn::text(explore_result("ran on main", &[]))),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
-    let model = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let model = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentStarted { model, .. } => Some(model.clone()),
         _ => None,
     });
@@ -657,7 +655,7 @@ async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
         (ModelSlot::Light, ModelSlot::Main, true)
     );
     assert_eq!(model.model_id, "mock-main");
-    let tool_output = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let tool_output = ran.find(&ran.root, |e| match e {
         TraceEvent::ToolCallEnd { tool, output, .. } if tool == "Task" => Some(output.clone()),
         _ => None,
     });
@@ -681,9 +679,11 @@ async fn unknown_profile_and_bad_arguments_are_tool_errors() {
             ]))
             .turn(Turn::text("ok")),
     );
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
@@ -737,7 +737,7 @@ async fn a_project_profile_runs_and_a_bad_one_is_reported() {
         errors[0].reason
     );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
-    let started = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let started = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentStarted {
             profile, budgets, ..
         } => Some((profile.clone(), budgets.max_steps)),
@@ -816,7 +816,7 @@ async fn a_read_only_child_that_changes_files_is_caught_loudly() {
     );
     let ran = run_prompt(&rt, project.path(), &traces, None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
-    let changed = ran.events(child).into_iter().find_map(|e| match e {
+    let changed = ran.find(child, |e| match e {
         TraceEvent::ReadonlyViolation { changed } => Some(changed.clone()),
         _ => None,
     });
@@ -866,22 +866,14 @@ async fn a_corrective_turn_cannot_be_used_to_run_past_the_step_budget() {
     let script = Script::new()
         .rule(main_rule(vec![task("Looper", "TASK-LOOP: answer")]))
         .rule(rule.turn(Turn::text(explore_result("late", &[]))));
-    let server = MockServer::start(script).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
     let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
-        rs.profile_overrides.insert(
-            "explore".into(),
-            (
-                Budgets {
-                    max_steps: 2,
-                    max_context_tokens: 16_000,
-                    max_total_tokens: 32_000,
-                    max_wall_time_ms: 60_000,
-                },
-                ModelSlot::Light,
-            ),
-        );
+        rs.profile_overrides
+            .insert("explore".into(), explore_budgets(2, 32_000, 60_000));
     });
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let child = &ran.children()[0];
@@ -894,7 +886,7 @@ async fn a_corrective_turn_cannot_be_used_to_run_past_the_step_budget() {
         calls, 3,
         "two steps (the second the corrective one) and one final call"
     );
-    let failed = ran.events(&ran.root).into_iter().find_map(|e| match e {
+    let failed = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentFailed {
             terminal_reason, ..
         } => Some(*terminal_reason),
