@@ -73,9 +73,13 @@ impl Forwarder {
         if self.batch.is_empty() {
             return;
         }
-        let batch = std::mem::take(&mut self.batch);
+        if self.current.is_none() {
+            self.current = self.queue.pop();
+        }
+        // Until a run's channel exists (the forwarder can see `session_started` before the command
+        // queues the sink), events wait here instead of being dropped.
         if let Some(sink) = &self.current {
-            (sink.send)(batch);
+            (sink.send)(std::mem::take(&mut self.batch));
         }
     }
 
@@ -85,7 +89,10 @@ impl Forwarder {
         let root_run_ended =
             is_root(&record) && matches!(record.event, TraceEvent::RunEnded { .. });
         if root_run_started {
-            if self.current.is_none() || self.current_has_run {
+            if self.current.is_none() {
+                // The first run: what is held (`session_started`) goes to its channel too.
+                self.current = self.queue.pop();
+            } else if self.current_has_run {
                 // Everything so far belongs to the previous run's channel.
                 self.flush();
                 if let Some(next) = self.queue.pop() {
@@ -227,6 +234,37 @@ mod tests {
         );
         drop(tx);
         task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn events_seen_before_the_run_channel_exists_are_held_not_dropped() {
+        let (tx, rx) = unbounded_channel();
+        let queue = SinkQueue::default();
+        let task = tokio::spawn(forward(rx, queue.clone()));
+        // The runtime emits `session_started` as the session is created, before the command has
+        // queued the run's channel; the forwarder may see it first.
+        tx.send(record(
+            0,
+            "",
+            None,
+            TraceEvent::TodoUpdated { items: vec![] },
+        ))
+        .unwrap();
+        tokio::time::sleep(FLUSH_INTERVAL * 3).await;
+        let (log, send) = collecting();
+        queue.push(Sink::new(send, oneshot::channel().0));
+        tx.send(run_started(1, "r1")).unwrap();
+        tokio::time::sleep(FLUSH_INTERVAL * 3).await;
+        drop(tx);
+        task.await.unwrap();
+        let seqs: Vec<u64> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .flatten()
+            .map(|r| r.seq)
+            .collect();
+        assert_eq!(seqs, [0, 1]);
     }
 
     #[tokio::test]
