@@ -117,6 +117,8 @@ async fn launch(
         started_tx,
     ));
     let (failed_tx, failed_rx) = oneshot::channel();
+    // Cancellable from now on, before the task below is first polled.
+    live.session.begin_run();
     let runner = live.clone();
     tauri::async_runtime::spawn(async move {
         // Ends the session's "running" state even if the run panics, so follow-ups and history

@@ -306,3 +306,39 @@ async fn provider_failure_ends_with_model_error_and_a_clear_message() {
         ran.outcome.error
     );
 }
+
+#[tokio::test]
+async fn a_cancel_that_arrives_before_the_run_task_starts_is_not_lost() {
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("should not be reached").first_byte_delay_ms(5_000)),
+    );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = rt
+        .start_session(canopy_runtime::SessionOptions {
+            project_root: project.path().to_path_buf(),
+            trace_dir: traces.path().to_path_buf(),
+            approver: None,
+            events: tx,
+        })
+        .expect("session");
+    // A host announces the run, then starts it on another task; the person clicks Stop in between.
+    session.begin_run();
+    assert!(rt.cancel(session.session_id(), "user"));
+    let outcome = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        session.run("hello".into()),
+    )
+    .await
+    .expect("ended at once")
+    .expect("run");
+    assert_eq!(outcome.terminal_reason, TerminalReason::Cancelled);
+    assert!(server.requests().is_empty(), "no model call was made");
+}

@@ -136,6 +136,11 @@ impl AgentCtx {
         });
     }
 
+    /// Forgets the previous run's cancellation (a new run is about to start).
+    pub fn reset_cancel_record(&self) {
+        self.cancel_recorded.store(false, Ordering::SeqCst);
+    }
+
     /// Records who cancelled, once per run.
     pub fn record_cancel(&self, reason: &str) {
         if !self.cancel_recorded.swap(true, Ordering::SeqCst) {
@@ -532,7 +537,6 @@ pub(crate) async fn run_main(
     prompt: String,
     cancel: CancellationToken,
 ) -> AgentOutcome {
-    ctx.cancel_recorded.store(false, Ordering::SeqCst);
     if let Ok(mut d) = ctx.descendants.lock() {
         *d = Usage::default();
     }

@@ -225,6 +225,7 @@ impl Runtime {
             ctx,
             history: tokio::sync::Mutex::new(Vec::new()),
             cancel: Mutex::new(CancellationToken::new()),
+            prepared: Mutex::new(None),
         }))
     }
 
@@ -272,6 +273,8 @@ pub struct MainSession {
     ctx: Arc<agent::AgentCtx>,
     history: tokio::sync::Mutex<Vec<Message>>,
     cancel: Mutex<CancellationToken>,
+    /// The cancel token of a run announced with [`MainSession::begin_run`] but not started yet.
+    prepared: Mutex<Option<CancellationToken>>,
 }
 
 impl MainSession {
@@ -291,15 +294,14 @@ impl MainSession {
             .history
             .try_lock()
             .map_err(|_| RuntimeError::Busy(self.ctx.session_id.clone()))?;
+        let prepared = self.prepared.lock().ok().and_then(|mut p| p.take());
+        let token = match prepared {
+            Some(token) => token,
+            None => self.install_token(),
+        };
         let run_id = new_id("r");
         self.ctx.trace.set_run_id(run_id.clone());
-        // A cancelled token stays cancelled: each run gets a fresh one.
-        let token = CancellationToken::new();
-        if let Ok(mut c) = self.cancel.lock() {
-            *c = token.clone();
-        }
         let runtime = self.ctx.runtime.clone();
-        runtime.register(&self.ctx, token.clone());
         let outcome = agent::run_main(&self.ctx, &mut history, prompt, token).await;
         runtime.unregister(&self.ctx.session_id);
         Ok(RunOutcome {
@@ -309,6 +311,28 @@ impl MainSession {
             error: outcome.error,
             usage: outcome.usage_with_descendants,
         })
+    }
+
+    /// Makes the next run cancellable before it starts: a host that starts `run` on another task
+    /// calls this first, so a cancel arriving before that task is polled is not lost. Call it only
+    /// when no run of this session is in progress (hosts already refuse a second concurrent run).
+    pub fn begin_run(&self) {
+        let token = self.install_token();
+        if let Ok(mut p) = self.prepared.lock() {
+            *p = Some(token);
+        }
+    }
+
+    /// A fresh cancel token for the next run (a cancelled token stays cancelled), registered so
+    /// [`Runtime::cancel`] reaches it.
+    fn install_token(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        self.ctx.reset_cancel_record();
+        if let Ok(mut c) = self.cancel.lock() {
+            *c = token.clone();
+        }
+        self.ctx.runtime.register(&self.ctx, token.clone());
+        token
     }
 
     /// Cancels the running prompt (and every subagent under it).
