@@ -129,6 +129,19 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
         .final_text
         .as_deref()
         .is_some_and(|t| t.contains("12 characters")));
+    let streamed: String = ran
+        .records
+        .iter()
+        .filter_map(|r| match &r.event {
+            TraceEvent::AssistantDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(streamed.contains("12 characters"), "{streamed}");
+    assert!(
+        !streamed.contains(TEST_KEY),
+        "the key leaked across streamed deltas: {streamed}"
+    );
     for r in &ran.records {
         assert!(
             !serde_json::to_string(r).expect("json").contains(TEST_KEY),

@@ -366,21 +366,44 @@ pub(crate) async fn call_model(
     };
     let trace = ctx.trace.clone();
     let delta_id = model_call_id.clone();
+    // Streamed text goes out whole words at a time: an API key has no spaces, so it always reaches
+    // the redactor in one piece instead of leaking split across two deltas.
+    let held = Arc::new(Mutex::new(String::new()));
+    let hold = held.clone();
     let on_delta = move |d: StreamDelta| match d {
-        StreamDelta::Text(text) => trace.emit(TraceEvent::AssistantDelta {
-            model_call_id: delta_id.clone(),
-            text,
-        }),
+        StreamDelta::Text(text) => {
+            let ready = hold.lock().ok().and_then(|mut h| {
+                h.push_str(&text);
+                let cut = h
+                    .char_indices()
+                    .rev()
+                    .find(|(_, c)| c.is_whitespace())
+                    .map(|(i, c)| i + c.len_utf8())?;
+                Some(h.drain(..cut).collect::<String>())
+            });
+            if let Some(text) = ready {
+                trace.emit(TraceEvent::AssistantDelta {
+                    model_call_id: delta_id.clone(),
+                    text,
+                });
+            }
+        }
         StreamDelta::Retrying {
             attempt,
             delay,
             error,
-        } => trace.emit(TraceEvent::ModelRetry {
-            model_call_id: delta_id.clone(),
-            attempt,
-            delay_ms: delay.as_millis() as u64,
-            error,
-        }),
+        } => {
+            // The turn streams again from the start.
+            if let Ok(mut h) = hold.lock() {
+                h.clear();
+            }
+            trace.emit(TraceEvent::ModelRetry {
+                model_call_id: delta_id.clone(),
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                error,
+            })
+        }
         StreamDelta::ToolCallStarted { .. } => {}
     };
     let started = Instant::now();
@@ -393,6 +416,16 @@ pub(crate) async fn call_model(
         _ = tokio::time::sleep_until(deadline) => Err(CallError::Deadline),
     };
     let latency_ms = started.elapsed().as_millis() as u64;
+    let rest = held
+        .lock()
+        .map(|mut h| std::mem::take(&mut *h))
+        .unwrap_or_default();
+    if !rest.is_empty() && result.is_ok() {
+        ctx.trace.emit(TraceEvent::AssistantDelta {
+            model_call_id: model_call_id.clone(),
+            text: rest,
+        });
+    }
     match &result {
         Ok(resp) => {
             st.record(&resp.usage);
