@@ -18,6 +18,9 @@ pub use state::{AppSetup, AppState};
 /// Event emitted to the webview when a second `canopy FOLDER` opens a folder in the running app;
 /// the payload is the `ProjectInfo`.
 pub const PROJECT_OPENED_EVENT: &str = "project_opened";
+/// Emitted with a message when something the person asked for outside the window failed (a second
+/// `canopy FOLDER` naming a folder that cannot be opened).
+pub const APP_WARNING_EVENT: &str = "app_warning";
 
 /// The command handler, shared by the app and the tests.
 pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + Send + Sync + 'static
@@ -119,11 +122,11 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
                 Ok(info) => {
                     let _ = app.emit(PROJECT_OPENED_EVENT, info);
                 }
-                Err(e) => state.warn(format!(
-                    "Could not open {}: {}",
-                    folder.display(),
-                    e.message
-                )),
+                Err(e) => {
+                    let message = format!("Could not open {}: {}", folder.display(), e.message);
+                    let _ = app.emit(APP_WARNING_EVENT, message.clone());
+                    state.warn(message);
+                }
             }
         }));
     setup(builder, state)

@@ -62,6 +62,9 @@ export interface Backend {
   startupWarnings(): Promise<string[]>;
   /** Calls `handler` when a second `canopy FOLDER` opened FOLDER in this app; resolves to an unsubscribe. */
   onProjectOpened(handler: (project: ProjectInfo) => void): Promise<() => void>;
+  /** Calls `handler` with a message when something asked for outside the window failed (a second
+   *  `canopy FOLDER` naming a folder that cannot be opened); resolves to an unsubscribe. */
+  onAppWarning(handler: (message: string) => void): Promise<() => void>;
   pickFolder(): Promise<string | null>;
   startRun(prompt: string, onEvents: OnEvents): Promise<RunHandle>;
   sendMessage(sessionId: string, prompt: string, onEvents: OnEvents): Promise<RunHandle>;
@@ -108,6 +111,7 @@ export const tauriBackend: Backend = {
   forgetProject: (path) => call('forget_project', { path }),
   startupWarnings: () => call('startup_warnings'),
   onProjectOpened: (handler) => listen<ProjectInfo>('project_opened', (e) => handler(e.payload)),
+  onAppWarning: (handler) => listen<string>('app_warning', (e) => handler(e.payload)),
   pickFolder: async () => {
     const { open } = await import('@tauri-apps/plugin-dialog');
     const picked = await open({ directory: true, multiple: false, title: 'Open a project folder' });

@@ -2,7 +2,7 @@
 //! approvals and cancels the way the app does, and keeps settings and keys in memory. It is never used
 //! inside Tauri.
 
-import { ApiError, type Backend } from './api';
+import { ApiError, toApiError, type Backend } from './api';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
 import { BUILTIN_DEFAULTS } from './profiles';
 import type {
@@ -229,6 +229,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3 }, records: oldInterrupted }],
   ]);
   const projectListeners = new Set<(p: ProjectInfo) => void>();
+  const warningListeners = new Set<(message: string) => void>();
   let player: Player | null = null;
   let rest: ((answer: string, at: number) => TraceRecord[]) | null = null;
   let liveId: string | null = null;
@@ -293,8 +294,19 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const backend: FakeBackend = {
     kind: 'demo',
     async secondLaunch(path) {
-      const p = await backend.openProject(path);
+      let p: ProjectInfo;
+      try {
+        p = await backend.openProject(path);
+      } catch (e) {
+        // As the shell does: the failure reaches the running window as a warning.
+        for (const l of warningListeners) l(`Could not open ${path}: ${toApiError(e).message}`);
+        return;
+      }
       for (const l of projectListeners) l(p);
+    },
+    async onAppWarning(handler) {
+      warningListeners.add(handler);
+      return () => warningListeners.delete(handler);
     },
     startupWarnings: async () => (opts.startupWarnings ?? []).slice(),
     async onProjectOpened(handler) {

@@ -147,7 +147,12 @@ export class AppStore {
 
   /** Startup warnings and the command-line project switches; resolves to an unsubscribe. */
   async listen(): Promise<() => void> {
-    const unlisten = await this.backend.onProjectOpened((p) => this.projectOpened(p));
+    const unlistenProject = await this.backend.onProjectOpened((p) => this.projectOpened(p));
+    const unlistenWarning = await this.backend.onAppWarning((w) => this.notify('warning', w));
+    const unlisten = () => {
+      unlistenProject();
+      unlistenWarning();
+    };
     try {
       for (const w of await this.backend.startupWarnings()) this.notify('warning', w);
     } catch (e) {

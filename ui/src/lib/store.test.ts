@@ -55,6 +55,21 @@ describe('app store', () => {
     expect(app.tree.nodes.size).toBe(0);
   });
 
+  it('warns in the running window when a second launch names a folder that cannot be opened', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    await app.listen();
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const second = be.secondLaunch('/nowhere/missing-project');
+    await vi.advanceTimersByTimeAsync(100);
+    await second;
+    expect(app.project?.root).toBe(DEMO_ROOT);
+    expect(app.notices.at(-1)?.kind).toBe('warning');
+    expect(app.notices.at(-1)?.text).toContain('Could not open /nowhere/missing-project');
+  });
+
   it('tells the person which agent profile files were rejected when a project opens', async () => {
     const app = new AppStore(createFakeBackend());
     const open = app.openProject(DEMO_ROOT);
