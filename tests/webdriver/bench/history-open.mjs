@@ -102,10 +102,13 @@ async function openOnce(browser, gen, label, cfg) {
   };
 }
 
-/** Load (IPC) vs parse vs reducer for the same session, timed in the page. */
+/** list_sessions and load_session (IPC) vs parse vs reducer for the same session, timed in the page. */
 async function breakdown(browser, rootId, script) {
   await browser.execute(script);
   return browser.execute(async (rootId) => {
+    const tl = performance.now();
+    await window.__TAURI_INTERNALS__.invoke('list_sessions');
+    const list = performance.now() - tl;
     const t0 = performance.now();
     const recs = await window.__TAURI_INTERNALS__.invoke('load_session', { sessionId: rootId });
     const ipc = performance.now() - t0;
@@ -117,7 +120,7 @@ async function breakdown(browser, rootId, script) {
     const t2 = performance.now();
     const tree = R.finalizeRun(R.applyRecords(R.emptyState(), recs));
     const reduce = performance.now() - t2;
-    return { ipc, parse, reduce, records: recs.length, jsonBytes: text.length, nodes: tree.nodes.size };
+    return { list, ipc, parse, reduce, records: recs.length, jsonBytes: text.length, nodes: tree.nodes.size };
   }, rootId);
 }
 
@@ -167,6 +170,7 @@ async function main() {
   log(`first open:  click → final answer rendered:     ${fmt(pick((r) => r.first.finalMs))}`);
   log(`second open: click → next frame (painted):      ${fmt(pick((r) => r.second.paintedMs))}`);
   log(`load_session invoke (Rust + IPC + JSON parse):  ${fmt(pick((r) => r.parts.ipc))}`);
+  log(`list_sessions invoke (parses every trace file): ${fmt(pick((r) => r.parts.list))}`);
   log(`JSON.parse of the same data alone:              ${fmt(pick((r) => r.parts.parse))}`);
   log(`reducer (applyRecords + finalizeRun) in WebKit: ${fmt(pick((r) => r.parts.reduce))}`);
   if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, JSON.stringify({ summary, results }, null, 2));
