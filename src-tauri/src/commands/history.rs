@@ -1,6 +1,6 @@
 //! History: the open project's past sessions, read back from their trace files.
 
-use canopy_protocol::{TerminalReason, TraceRecord};
+use canopy_protocol::TerminalReason;
 use canopy_runtime::trace_reader::{self, SessionStatus};
 use serde::Serialize;
 use tauri::State;
@@ -78,14 +78,21 @@ pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<Sess
         .collect())
 }
 
-/// The records of a root session followed by every descendant's, for replay.
+/// The records of a root session followed by every descendant's (`TraceRecord[]` on the JS side),
+/// for replay. The files' lines are forwarded as one JSON array rather than decoded and re-encoded:
+/// a 100k-record session is tens of megabytes, and opening it from History should take about a second.
 #[tauri::command]
 pub async fn load_session(
     state: State<'_, AppState>,
     session_id: String,
-) -> CommandResult<Vec<TraceRecord>> {
+) -> CommandResult<tauri::ipc::Response> {
     let dir = state.trace_dir()?;
-    Ok(trace_reader::load_session_tree(&dir, &session_id)?)
+    let json = tauri::async_runtime::spawn_blocking(move || {
+        trace_reader::load_session_tree_json(&dir, &session_id)
+    })
+    .await
+    .map_err(|e| CommandError::new(ErrorCode::RuntimeError, e.to_string()))??;
+    Ok(tauri::ipc::Response::new(json))
 }
 
 /// Deletes a session's trace files (root and descendants). A running session cannot be deleted.

@@ -280,6 +280,16 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     assert_eq!(trees[0].children[0].skipped_lines, 1);
     assert_eq!(trees[0].children[0].status, SessionStatus::Completed);
 
+    // The app's pass-through form is the same records, still without the cut line.
+    let json = trace_reader::load_session_tree_json(traces.path(), &ran.root).expect("json");
+    let parsed: Vec<canopy_protocol::TraceRecord> =
+        serde_json::from_str(&json).expect("one valid JSON array");
+    assert_eq!(
+        parsed,
+        trace_reader::load_session_tree(traces.path(), &ran.root).expect("load")
+    );
+    assert_eq!(parsed.len(), live.len());
+
     // A run that never ended (killed) is listed as interrupted, not running.
     let crashed = ran
         .of(&ran.root)

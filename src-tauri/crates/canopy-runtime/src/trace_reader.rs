@@ -300,18 +300,52 @@ fn shorten(s: &str, max: usize) -> String {
     }
 }
 
-fn tree_ids(node: &SessionNode, out: &mut Vec<String>) {
-    out.push(node.session_id.clone());
-    for c in &node.children {
-        tree_ids(c, out);
-    }
+/// A session's place in the tree, from the first line of its file alone.
+#[derive(serde::Deserialize)]
+struct Head {
+    ts_ms: u64,
+    parent_session_id: Option<String>,
 }
 
-fn find_tree(trace_dir: &Path, root_session_id: &str) -> Result<SessionNode, RuntimeError> {
-    read_trees(trace_dir)
-        .into_iter()
-        .find(|n| n.session_id == root_session_id)
-        .ok_or_else(|| RuntimeError::UnknownSession(root_session_id.to_string()))
+/// The ids of a session and all its descendants, depth-first, children in start order. Reads only
+/// the first line of each file: opening one session must not cost a parse of the project's whole
+/// history.
+fn tree_ids(trace_dir: &Path, root_session_id: &str) -> Result<Vec<String>, RuntimeError> {
+    let mut children: HashMap<String, Vec<(u64, String)>> = HashMap::new();
+    let mut known = false;
+    for (id, path) in session_files(trace_dir) {
+        let Ok(file) = fs::File::open(&path) else {
+            continue;
+        };
+        let mut first = Vec::new();
+        if std::io::BufRead::read_until(&mut std::io::BufReader::new(file), b'\n', &mut first)
+            .is_err()
+        {
+            continue;
+        }
+        let Ok(head) = serde_json::from_slice::<Head>(&first) else {
+            continue;
+        };
+        known |= id == root_session_id;
+        if let Some(parent) = head.parent_session_id {
+            children.entry(parent).or_default().push((head.ts_ms, id));
+        }
+    }
+    if !known {
+        return Err(RuntimeError::UnknownSession(root_session_id.to_string()));
+    }
+    for list in children.values_mut() {
+        list.sort();
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![root_session_id.to_string()];
+    while let Some(id) = stack.pop() {
+        if let Some(kids) = children.get(&id) {
+            stack.extend(kids.iter().rev().map(|(_, k)| k.clone()));
+        }
+        out.push(id);
+    }
+    Ok(out)
 }
 
 /// The records of a root session followed by every descendant's (depth-first), for replay.
@@ -319,22 +353,51 @@ pub fn load_session_tree(
     trace_dir: &Path,
     root_session_id: &str,
 ) -> Result<Vec<TraceRecord>, RuntimeError> {
-    let tree = find_tree(trace_dir, root_session_id)?;
-    let mut ids = Vec::new();
-    tree_ids(&tree, &mut ids);
     let mut out = Vec::new();
-    for id in ids {
+    for id in tree_ids(trace_dir, root_session_id)? {
         out.extend(read_session_file(&trace_dir.join(format!("{id}.jsonl")))?.records);
     }
     Ok(out)
 }
 
+/// The same records as [`load_session_tree`], as one JSON array built from the files' own lines: a
+/// host that only forwards them (the app, to the webview) skips decoding and re-encoding every
+/// record. Lines that are not complete JSON (a crash mid-write) are left out, as the reader does.
+pub fn load_session_tree_json(
+    trace_dir: &Path,
+    root_session_id: &str,
+) -> Result<String, RuntimeError> {
+    let mut out = String::from("[");
+    for id in tree_ids(trace_dir, root_session_id)? {
+        let path = trace_dir.join(format!("{id}.jsonl"));
+        let bytes = fs::read(&path).map_err(|e| RuntimeError::Trace {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        for line in bytes.split(|b| *b == b'\n') {
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            // A syntax check only (no record is built): enough to drop a cut line.
+            if serde_json::from_slice::<serde::de::IgnoredAny>(line).is_err() {
+                continue;
+            }
+            let Ok(text) = std::str::from_utf8(line) else {
+                continue;
+            };
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(text.trim_end());
+        }
+    }
+    out.push(']');
+    Ok(out)
+}
+
 /// Deletes the files of a root session and its descendants.
 pub fn delete_session_tree(trace_dir: &Path, root_session_id: &str) -> Result<(), RuntimeError> {
-    let tree = find_tree(trace_dir, root_session_id)?;
-    let mut ids = Vec::new();
-    tree_ids(&tree, &mut ids);
-    for id in ids {
+    for id in tree_ids(trace_dir, root_session_id)? {
         let path = trace_dir.join(format!("{id}.jsonl"));
         fs::remove_file(&path).map_err(|e| RuntimeError::Trace {
             path,
