@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Runs one benchmark of the real app in real WebKit (tests/webdriver/bench/), with the same recipe as
+# scripts/e2e-webdriver.sh (Xvfb, private D-Bus, unlocked gnome-keyring, tauri-driver) but on its own
+# ports and in its own temp folders, so it can run while the e2e tests do. Not part of the test suite;
+# results are in docs/benchmarks.md. Use the wrappers:
+#
+#   scripts/bench-history.sh   opening a ~100,000-record session from History (history-open.mjs)
+#   scripts/bench-frames.sh    frame times while a live run streams 2,000 records/s to 500 agents (live-frames.mjs)
+#
+#   CANOPY_APP_BINARY=/abs/canopy scripts/bench-webkit.sh history|frames   # else built with build-app.sh --release
+#
+# Ports: BENCH_DRIVER_PORT / BENCH_NATIVE_PORT (history 4544/4545, frames 4644/4645). Screenshots, the
+# tauri-driver log and results.json go to BENCH_ARTIFACTS (default /tmp/canopy-bench-NAME). Every
+# process it starts is stopped on exit, also on failure or Ctrl-C.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+NAME=${1:-}
+case "$NAME" in
+    history) SCRIPT=history-open.mjs; PORT_BASE=4544 ;;
+    frames) SCRIPT=live-frames.mjs; PORT_BASE=4644 ;;
+    *) echo "usage: scripts/bench-webkit.sh history|frames" >&2; exit 2 ;;
+esac
+DRIVER_PORT=${BENCH_DRIVER_PORT:-$PORT_BASE}
+NATIVE_PORT=${BENCH_NATIVE_PORT:-$((PORT_BASE + 1))}
+ARTIFACTS=${BENCH_ARTIFACTS:-/tmp/canopy-bench-$NAME}
+
+say() { printf 'bench-%s: %s\n' "$NAME" "$*" >&2; }
+die() { say "$*"; exit 1; }
+
+for c in xvfb-run dbus-run-session gnome-keyring-daemon WebKitWebDriver node curl setsid; do
+    command -v "$c" >/dev/null 2>&1 || die "'$c' is missing; run scripts/e2e-webdriver.sh once, it installs what is needed"
+done
+export PATH="$PATH:${CARGO_HOME:-${HOME:-/root}/.cargo}/bin"
+command -v tauri-driver >/dev/null 2>&1 || die "tauri-driver is missing: cargo install tauri-driver --version '^2' --locked"
+[ -d tests/webdriver/node_modules/webdriverio ] || (cd tests/webdriver && npm ci --no-audit --no-fund)
+[ -f ui/node_modules/typescript/package.json ] || die "ui/node_modules is missing (npm ci --prefix ui): the bench injects ui/src/lib/reducer.ts"
+if curl -fsS "http://127.0.0.1:$DRIVER_PORT/status" >/dev/null 2>&1; then
+    die "something already answers on port $DRIVER_PORT; set BENCH_DRIVER_PORT"
+fi
+
+if [ -n "${CANOPY_APP_BINARY:-}" ]; then
+    APP="$CANOPY_APP_BINARY"
+else
+    say "building the app with scripts/build-app.sh --release"
+    APP=$(scripts/build-app.sh --release | tail -n 1)
+fi
+[ -x "$APP" ] || die "no app binary at '$APP'"
+APP=$(cd "$(dirname "$APP")" && pwd)/$(basename "$APP")
+
+mkdir -p "$ARTIFACTS"
+SCRATCH=$(mktemp -d "/tmp/canopy-bench-$NAME.XXXXXX")
+RUN_SID=""
+# Everything runs in its own session (setsid), so cleanup finds exactly the processes this run started,
+# also the ones re-parented when their parents exit (WebKitNetworkProcess, the app).
+in_session() { ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }'; }
+cleanup() {
+    set +e
+    if [ -n "$RUN_SID" ]; then
+        for sig in TERM KILL; do
+            pids=$(in_session)
+            [ -n "$pids" ] || break
+            # shellcheck disable=SC2086
+            kill -"$sig" $pids 2>/dev/null
+            for _ in $(seq 1 50); do
+                [ -n "$(in_session)" ] || break
+                sleep 0.1
+            done
+        done
+    fi
+    rm -rf "$SCRATCH"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$SCRATCH/home" "$SCRATCH/xdg-data" "$SCRATCH/xdg-config" "$SCRATCH/xdg-cache" "$SCRATCH/runtime" \
+    "$SCRATCH/canopy-config" "$SCRATCH/canopy-data" "$SCRATCH/tmp"
+chmod 700 "$SCRATCH/runtime"
+if [ -n "${HOME:-}" ]; then
+    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
+fi
+export HOME="$SCRATCH/home" XDG_DATA_HOME="$SCRATCH/xdg-data" XDG_CONFIG_HOME="$SCRATCH/xdg-config"
+export XDG_CACHE_HOME="$SCRATCH/xdg-cache" XDG_RUNTIME_DIR="$SCRATCH/runtime" TMPDIR="$SCRATCH/tmp"
+export CANOPY_CONFIG_DIR="$SCRATCH/canopy-config" CANOPY_DATA_DIR="$SCRATCH/canopy-data"
+# The model URL points at a dead port: history sends no prompt, and frames replaces what its run's
+# channel carries; the harness only needs the URL to write settings.
+export CANOPY_APP_BINARY="$APP" CANOPY_E2E_MOCK_URL="http://127.0.0.1:9" CANOPY_E2E_DRIVER_PORT="$DRIVER_PORT"
+export CANOPY_E2E_SCREENSHOTS="$ARTIFACTS" NO_AT_BRIDGE=1 BENCH_OUT="${BENCH_OUT:-$ARTIFACTS/results.json}"
+unset CANOPY_MAIN_API_KEY CANOPY_LIGHT_API_KEY CANOPY_MAIN_PROVIDER CANOPY_MAIN_BASE_URL CANOPY_MAIN_MODEL \
+    CANOPY_LIGHT_PROVIDER CANOPY_LIGHT_BASE_URL CANOPY_LIGHT_MODEL WAYLAND_DISPLAY
+export B_NATIVE_PORT="$NATIVE_PORT" B_LOGS="$ARTIFACTS" NAME SCRIPT
+say "app: $APP; ports $DRIVER_PORT/$NATIVE_PORT; artifacts in $ARTIFACTS"
+
+set +e
+setsid xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh -c '
+    set -eu
+    vars=$(printf %s "canopy-bench" | gnome-keyring-daemon --unlock --components=secrets)
+    set -a; eval "$vars"; set +a
+    tauri-driver --port "$CANOPY_E2E_DRIVER_PORT" --native-port "$B_NATIVE_PORT" >"$B_LOGS/tauri-driver.log" 2>&1 &
+    driver=$!
+    up=""
+    for _ in $(seq 1 100); do
+        if curl -fsS "http://127.0.0.1:$CANOPY_E2E_DRIVER_PORT/status" >/dev/null 2>&1; then up=1; break; fi
+        kill -0 "$driver" 2>/dev/null || break
+        sleep 0.1
+    done
+    if [ -z "$up" ]; then
+        echo "bench-$NAME: tauri-driver did not answer on port $CANOPY_E2E_DRIVER_PORT:" >&2
+        cat "$B_LOGS/tauri-driver.log" >&2
+        exit 1
+    fi
+    set +e
+    node "tests/webdriver/bench/$SCRIPT"
+    rc=$?
+    kill "$driver" 2>/dev/null
+    exit $rc
+' &
+RUN_SID=$!
+wait "$RUN_SID"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] && say "done; results in $BENCH_OUT" || say "FAILED (exit $rc); see $ARTIFACTS"
+exit "$rc"
