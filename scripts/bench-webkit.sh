@@ -54,21 +54,11 @@ SCRATCH=$(mktemp -d "/tmp/canopy-bench-$NAME.XXXXXX")
 RUN_SID=""
 # Everything runs in its own session (setsid), so cleanup finds exactly the processes this run started,
 # also the ones re-parented when their parents exit (WebKitNetworkProcess, the app).
-in_session() { ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }'; }
+# shellcheck source=scripts/lib/stop-session.sh
+. "$ROOT/scripts/lib/stop-session.sh"
 cleanup() {
     set +e
-    if [ -n "$RUN_SID" ]; then
-        for sig in TERM KILL; do
-            pids=$(in_session)
-            [ -n "$pids" ] || break
-            # shellcheck disable=SC2086
-            kill -"$sig" $pids 2>/dev/null
-            for _ in $(seq 1 50); do
-                [ -n "$(in_session)" ] || break
-                sleep 0.1
-            done
-        done
-    fi
+    stop_session "$RUN_SID"
     rm -rf "$SCRATCH"
 }
 trap cleanup EXIT

@@ -80,22 +80,11 @@ RUN_SID=""
 # Everything under xvfb-run runs in its own session (setsid): the app, WebKitWebDriver and the
 # WebKitNetworkProcess it leaves behind are re-parented when their parents exit, but keep the session id,
 # so cleanup can find exactly the processes this run started.
-in_session() { ps -e -o pid=,sid= | awk -v s="$RUN_SID" '$2 == s { print $1 }'; }
+# shellcheck source=scripts/lib/stop-session.sh
+. "$ROOT/scripts/lib/stop-session.sh"
 cleanup() {
     set +e
-    if [ -n "$RUN_SID" ]; then
-        for sig in TERM KILL; do
-            pids=$(in_session)
-            [ -n "$pids" ] || break
-            # shellcheck disable=SC2086
-            kill -"$sig" $pids 2>/dev/null
-            # Wait for them to be gone (reaped), so nothing from this run outlives the script.
-            for _ in $(seq 1 50); do
-                [ -n "$(in_session)" ] || break
-                sleep 0.1
-            done
-        done
-    fi
+    stop_session "$RUN_SID"
     [ -z "$MOCK_PID" ] || { kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; }
     rm -rf "$SCRATCH"
 }
