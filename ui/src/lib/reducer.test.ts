@@ -325,3 +325,86 @@ describe('runtime-produced traces', () => {
     });
   });
 });
+
+// Replay (`load_session`) gives the root's records first, so a parent's `subagent_completed` (carrying the
+// child's tool-call count) arrives before any of the child's own records; live runs interleave them.
+describe('parallel-explore: counts are the same in every delivery order', () => {
+  const records = runFolders().includes('parallel-explore') ? loadRun('parallel-explore') : [];
+  const rootId = records[0]?.session_id ?? '';
+  const childIds = [...new Set(records.filter((r) => r.parent_session_id !== null).map((r) => r.session_id))];
+  const own = (id: string) => records.filter((r) => r.session_id === id);
+  const childrenFirst = [...records.filter((r) => r.session_id !== rootId), ...own(rootId)];
+  const orders: [string, TreeState][] = [
+    ['replayed root-first', finalizeRun(applyRecords(emptyState(), records))],
+    ['streamed live', liveBatches(records).reduce((st, b) => applyRecords(st, b), emptyState())],
+    ['children first', finalizeRun(applyRecords(emptyState(), childrenFirst))],
+  ];
+
+  it('has the children the test relies on', () => {
+    expect(childIds.length).toBe(2);
+    for (const id of childIds) expect(own(id).some((r) => r.event.type === 'tool_call_begin'), id).toBe(true);
+  });
+
+  it.each(orders)('%s: each child shows as many tool calls as its trace began', (_how, s) => {
+    for (const id of childIds) {
+      const began = own(id).filter((r) => r.event.type === 'tool_call_begin').length;
+      expect(node(s, id).toolCalls, id).toBe(began);
+    }
+    const rootBegan = own(rootId).filter((r) => r.event.type === 'tool_call_begin').length;
+    expect(node(s, rootId).toolCalls).toBe(rootBegan);
+  });
+
+  it.each(orders)('%s: tokens are counted once, spans closed, children completed', (_how, s) => {
+    const usage = (rs: TraceRecord[]) =>
+      rs.reduce((a, r) => (r.event.type === 'model_call_end' ? a + r.event.usage.input_tokens + r.event.usage.output_tokens : a), 0);
+    for (const id of childIds) {
+      const k = node(s, id);
+      expect(k.ownTokens.input + k.ownTokens.output, id).toBe(usage(own(id)));
+      expect(totalTokens(k.subtreeTokens), id).toBe(usage(own(id)));
+      expect(k.status, id).toBe('completed');
+      expect(k.spans.filter((sp) => sp.end === null), id).toEqual([]);
+      const began = own(id).filter((r) => r.event.type === 'model_call_begin' || r.event.type === 'tool_call_begin').length;
+      expect(k.spans.length, id).toBe(began);
+    }
+    expect(totalTokens(node(s, rootId).subtreeTokens)).toBe(usage(records));
+  });
+
+  it('a child the parent already ended stays ended when its own trace was cut short', () => {
+    // The app died after the child's first tool call started; the parent's record says it completed.
+    const [cut] = childIds;
+    const cutAt = own(cut).findIndex((r) => r.event.type === 'tool_call_begin');
+    const partial = [...own(rootId), ...own(cut).slice(0, cutAt + 1), ...childIds.slice(1).flatMap(own)];
+    const s = finalizeRun(applyRecords(emptyState(), partial));
+    const k = node(s, cut);
+    expect(k.status).toBe('completed');
+    expect(k.toolCalls).toBe(own(cut).filter((r) => r.event.type === 'tool_call_begin').length);
+    expect(k.spans.filter((sp) => sp.end === null)).toEqual([]);
+    expect(k.items.filter((it) => it.kind === 'tool' && it.status === 'running')).toEqual([]);
+  });
+
+  it('a follow-up run of the main session still starts running again', () => {
+    const done = applyRecords(emptyState(), records);
+    const end = node(done, rootId).endedMs as number;
+    const base = { v: 1, run_id: 'run-2', session_id: rootId, parent_session_id: null };
+    const s = applyRecords(done, [{ ...base, seq: 9_000, ts_ms: end + 1_000, event: { type: 'run_started', prompt: 'and the logout?' } }]);
+    expect(node(s, rootId).status).toBe('running');
+    expect(node(s, rootId).endedMs).toBeNull();
+  });
+});
+
+describe('tool outputs left out of a replay', () => {
+  const base = { v: 1, run_id: 'r', session_id: 's-root', parent_session_id: null };
+  const begin: TraceRecord = { ...base, seq: 1, ts_ms: 10, event: { type: 'tool_call_begin', call_id: 'c1', tool: 'Read', arguments: { path: 'a.rs' }, mutates: false } };
+  const end = (extra: Record<string, unknown>): TraceRecord =>
+    ({ ...base, seq: 2, ts_ms: 20, event: { type: 'tool_call_end', call_id: 'c1', tool: 'Read', status: 'ok', output: '', output_bytes: 4000, output_cap_bytes: 16384, truncated: false, duration_ms: 3, ...extra } }) as TraceRecord;
+  const tool = (s: TreeState) => node(s, 's-root').items.find((i) => i.kind === 'tool');
+
+  it('marks the item elided only when the record says so', () => {
+    const elided = applyRecords(emptyState(), [begin, end({ output_elided: true })]);
+    expect(tool(elided)).toMatchObject({ outputElided: true, output: '', outputBytes: 4000, status: 'ok' });
+    const live = applyRecords(emptyState(), [begin, end({ output: 'fn main() {}' })]);
+    expect(tool(live)).toMatchObject({ outputElided: false, output: 'fn main() {}' });
+    const explicitFalse = applyRecords(emptyState(), [begin, end({ output: 'x', output_elided: false })]);
+    expect(tool(explicitFalse)).toMatchObject({ outputElided: false, output: 'x' });
+  });
+});

@@ -56,6 +56,8 @@ export type ConvItem =
       output: string | null;
       outputBytes: number;
       truncated: boolean;
+      /** Replayed from history with the output left out (`output` is ""): `load_tool_output` has it. */
+      outputElided: boolean;
       durationMs: number | null;
       permission: Permission | null;
       childSessionId: string | null;
@@ -103,7 +105,15 @@ export interface SessionNode {
   startedMs: number | null;
   endedMs: number | null;
   lastTs: number;
+  /** What the views show: the larger of the two counts below. */
   toolCalls: number;
+  /** `tool_call_begin` records of this node seen so far. */
+  toolCallsSeen: number;
+  /**
+   * The count the parent (`subagent_*`) or the node's own `run_ended` reported. A floor, never a seed:
+   * replay delivers the parent's report before the child's own records, which then count from zero.
+   */
+  toolCallsReported: number;
   budgets: Budgets | null;
   usage: BudgetUsage | null;
   /** Budgets that crossed the wrap-up threshold. */
@@ -161,6 +171,8 @@ function newNode(id: string, parentId: string | null, depth: number, ts: number)
     endedMs: null,
     lastTs: ts,
     toolCalls: 0,
+    toolCallsSeen: 0,
+    toolCallsReported: 0,
     budgets: null,
     usage: null,
     warned: [],
@@ -357,6 +369,7 @@ function toolItem(node: SessionNode, callId: string, tool: string, ts: number): 
     output: null,
     outputBytes: 0,
     truncated: false,
+    outputElided: false,
     durationMs: null,
     permission: null,
     childSessionId: null,
@@ -364,6 +377,12 @@ function toolItem(node: SessionNode, callId: string, tool: string, ts: number): 
   };
   node.items.push(item);
   return [item, node.items.length - 1];
+}
+
+/** Raises the reported floor to `reported` and recomputes what the views show. */
+function countToolCalls(node: SessionNode, reported: number): void {
+  if (reported > node.toolCallsReported) node.toolCallsReported = reported;
+  node.toolCalls = Math.max(node.toolCallsSeen, node.toolCallsReported);
 }
 
 function closeOpenSpans(node: SessionNode, ts: number): void {
@@ -423,13 +442,16 @@ function applyOne(d: Draft, r: TraceRecord): void {
       node.items.push({ kind: 'user', id: `u${r.seq}`, text: e.prompt, ts });
       if (node.label === '') node.label = e.prompt.split('\n')[0].slice(0, 120);
       if (node.agent === 'main' || node.prompt === null) node.prompt = e.prompt;
+      if (node.startedMs === null) node.startedMs = ts;
+      // A run that started before this node's recorded end is not a new run: replay delivers a child's own
+      // records after its parent already ended it, and that must not make it look running again.
+      if (node.endedMs !== null && ts < node.endedMs && TERMINAL_STATUSES.has(node.status)) break;
       node.status = 'running';
       node.terminalReason = null;
       node.exhausted = null;
       node.warned = [];
       node.endedMs = null;
       node.usage = null;
-      if (node.startedMs === null) node.startedMs = ts;
       break;
     }
     case 'model_call_begin': {
@@ -490,7 +512,8 @@ function applyOne(d: Draft, r: TraceRecord): void {
       it.args = e.arguments;
       it.mutates = e.mutates;
       it.status = 'running';
-      node.toolCalls += 1;
+      node.toolCallsSeen += 1;
+      countToolCalls(node, 0);
       node.spans.push({ kind: 'tool', id: e.call_id, label: e.tool, start: ts, end: null });
       break;
     }
@@ -519,6 +542,8 @@ function applyOne(d: Draft, r: TraceRecord): void {
       it.output = e.output;
       it.outputBytes = e.output_bytes;
       it.truncated = e.truncated;
+      // Only replay elides; the field is absent in live records and older traces.
+      it.outputElided = (e as { output_elided?: boolean }).output_elided === true;
       it.durationMs = e.duration_ms;
       const s = findSpan(node, 'tool', e.call_id);
       if (s >= 0) node.spans[s] = { ...node.spans[s], end: ts };
@@ -588,6 +613,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
     case 'subagent_failed':
     case 'subagent_cancelled': {
       const child = d.ensure(e.child_session_id, node.id, ts);
+      countToolCalls(child, e.tool_calls);
       // The child's own `run_ended` is authoritative; the parent's view fills in when it is missing.
       if (child.terminalReason === null || !TERMINAL_STATUSES.has(child.status)) {
         const reason: TerminalReason =
@@ -595,7 +621,6 @@ function applyOne(d: Draft, r: TraceRecord): void {
         const result = e.type === 'subagent_completed' ? e.result : null;
         const error = e.type === 'subagent_failed' ? e.error : null;
         endNode(d, child, reason, ts, result, error);
-        if (child.toolCalls === 0) child.toolCalls = e.tool_calls;
       } else if (e.type === 'subagent_completed' && child.result === null) {
         child.result = e.result;
       }
@@ -628,7 +653,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
     case 'run_ended': {
       node.finalText = e.final_text;
       node.usage = e.totals;
-      if (node.toolCalls < e.tool_calls) node.toolCalls = e.tool_calls;
+      countToolCalls(node, e.tool_calls);
       // Streaming text that never got its model_call_end stays, but stops looking live.
       node.items = node.items.map((it) => (it.kind === 'assistant' && it.streaming ? { ...it, streaming: false } : it));
       endNode(d, node, e.terminal_reason, ts, e.result, e.error);
@@ -667,23 +692,39 @@ export function finalizeRun(state: TreeState, ts?: number): TreeState {
   let changed = false;
   const d = new Draft(state);
   for (const [id, n] of state.nodes) {
-    if (!TERMINAL_STATUSES.has(n.status)) {
-      const w = d.w(id);
-      if (w === undefined) continue;
+    const terminal = TERMINAL_STATUSES.has(n.status);
+    // A node its parent already ended can still hold open work when its own trace was cut short: replay
+    // applies the child's records after the parent's, so nothing closed them.
+    if (terminal && !hasOpenWork(n)) continue;
+    const w = d.w(id);
+    if (w === undefined) continue;
+    if (!terminal) {
       w.status = 'interrupted';
       w.terminalReason = 'interrupted';
       w.endedMs = ts ?? w.lastTs;
-      closeOpenSpans(w, w.endedMs);
-      w.items = w.items.map((it) => {
-        if (it.kind === 'assistant' && it.streaming) return { ...it, streaming: false };
-        if (it.kind === 'tool' && it.status === 'running') return { ...it, status: 'cancelled' };
-        return it;
-      });
-      w.pendingApprovals = 0;
-      changed = true;
     }
+    const end = w.endedMs ?? ts ?? w.lastTs;
+    closeOpenSpans(w, end);
+    w.items = w.items.map((it) => {
+      if (it.kind === 'assistant' && it.streaming) return { ...it, streaming: false };
+      if (it.kind === 'tool' && it.status === 'running') {
+        const permission = it.permission?.state === 'pending' ? { ...it.permission, state: 'deny' as const, reason: 'run ended' } : it.permission;
+        return { ...it, status: 'cancelled', permission };
+      }
+      return it;
+    });
+    w.pendingApprovals = 0;
+    changed = true;
   }
   return changed ? d.finish() : state;
+}
+
+function hasOpenWork(n: SessionNode): boolean {
+  return (
+    n.pendingApprovals > 0 ||
+    n.spans.some((s) => s.end === null) ||
+    n.items.some((it) => (it.kind === 'assistant' && it.streaming) || (it.kind === 'tool' && it.status === 'running'))
+  );
 }
 
 /** Parses JSONL text into records; reports the 1-based line of anything that is not a trace record. */
