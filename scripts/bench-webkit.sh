@@ -64,49 +64,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$SCRATCH/home" "$SCRATCH/xdg-data" "$SCRATCH/xdg-config" "$SCRATCH/xdg-cache" "$SCRATCH/runtime" \
-    "$SCRATCH/canopy-config" "$SCRATCH/canopy-data" "$SCRATCH/tmp"
-chmod 700 "$SCRATCH/runtime"
-if [ -n "${HOME:-}" ]; then
-    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
-fi
-export HOME="$SCRATCH/home" XDG_DATA_HOME="$SCRATCH/xdg-data" XDG_CONFIG_HOME="$SCRATCH/xdg-config"
-export XDG_CACHE_HOME="$SCRATCH/xdg-cache" XDG_RUNTIME_DIR="$SCRATCH/runtime" TMPDIR="$SCRATCH/tmp"
-export CANOPY_CONFIG_DIR="$SCRATCH/canopy-config" CANOPY_DATA_DIR="$SCRATCH/canopy-data"
+# shellcheck source=scripts/lib/webkit-session.sh
+. "$ROOT/scripts/lib/webkit-session.sh"
+isolate_home "$SCRATCH"
 # The model URL points at a dead port: history sends no prompt, and frames replaces what its run's
 # channel carries; the harness only needs the URL to write settings.
 export CANOPY_APP_BINARY="$APP" CANOPY_E2E_MOCK_URL="http://127.0.0.1:9" CANOPY_E2E_DRIVER_PORT="$DRIVER_PORT"
-export CANOPY_E2E_SCREENSHOTS="$ARTIFACTS" NO_AT_BRIDGE=1 BENCH_OUT="${BENCH_OUT:-$ARTIFACTS/results.json}"
-unset CANOPY_MAIN_API_KEY CANOPY_LIGHT_API_KEY CANOPY_MAIN_PROVIDER CANOPY_MAIN_BASE_URL CANOPY_MAIN_MODEL \
-    CANOPY_LIGHT_PROVIDER CANOPY_LIGHT_BASE_URL CANOPY_LIGHT_MODEL WAYLAND_DISPLAY
-export B_NATIVE_PORT="$NATIVE_PORT" B_LOGS="$ARTIFACTS" NAME SCRIPT
+export CANOPY_E2E_SCREENSHOTS="$ARTIFACTS" BENCH_OUT="${BENCH_OUT:-$ARTIFACTS/results.json}"
 say "app: $APP; ports $DRIVER_PORT/$NATIVE_PORT; artifacts in $ARTIFACTS"
 
 set +e
-setsid xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh -c '
-    set -eu
-    vars=$(printf %s "canopy-bench" | gnome-keyring-daemon --unlock --components=secrets)
-    set -a; eval "$vars"; set +a
-    tauri-driver --port "$CANOPY_E2E_DRIVER_PORT" --native-port "$B_NATIVE_PORT" >"$B_LOGS/tauri-driver.log" 2>&1 &
-    driver=$!
-    up=""
-    for _ in $(seq 1 100); do
-        if curl -fsS "http://127.0.0.1:$CANOPY_E2E_DRIVER_PORT/status" >/dev/null 2>&1; then up=1; break; fi
-        kill -0 "$driver" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$up" ]; then
-        echo "bench-$NAME: tauri-driver did not answer on port $CANOPY_E2E_DRIVER_PORT:" >&2
-        cat "$B_LOGS/tauri-driver.log" >&2
-        exit 1
-    fi
-    set +e
-    node "tests/webdriver/bench/$SCRIPT"
-    rc=$?
-    kill "$driver" 2>/dev/null
-    exit $rc
-' &
-RUN_SID=$!
+start_webkit_session "bench-$NAME" "$DRIVER_PORT" "$NATIVE_PORT" "$ARTIFACTS" node "tests/webdriver/bench/$SCRIPT"
+RUN_SID=$WEBKIT_SID
 wait "$RUN_SID"
 rc=$?
 set -e

@@ -103,22 +103,11 @@ done
 [ -n "$MOCK_URL" ] || die "canopy-mock-llm did not print its address"
 say "mock model server at $MOCK_URL"
 
-mkdir -p "$SCRATCH/home" "$SCRATCH/xdg-data" "$SCRATCH/xdg-config" "$SCRATCH/xdg-cache" "$SCRATCH/runtime" \
-    "$SCRATCH/canopy-config" "$SCRATCH/canopy-data" "$SCRATCH/tmp"
-chmod 700 "$SCRATCH/runtime"
-if [ -n "${HOME:-}" ]; then
-    export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
-fi
-# A throw-away HOME: a fresh login keyring, no window-state or WebKit data from earlier runs.
-export HOME="$SCRATCH/home" XDG_DATA_HOME="$SCRATCH/xdg-data" XDG_CONFIG_HOME="$SCRATCH/xdg-config"
-export XDG_CACHE_HOME="$SCRATCH/xdg-cache" XDG_RUNTIME_DIR="$SCRATCH/runtime" TMPDIR="$SCRATCH/tmp"
-export CANOPY_CONFIG_DIR="$SCRATCH/canopy-config" CANOPY_DATA_DIR="$SCRATCH/canopy-data"
+# shellcheck source=scripts/lib/webkit-session.sh
+. "$ROOT/scripts/lib/webkit-session.sh"
+isolate_home "$SCRATCH"
 export CANOPY_APP_BINARY="$APP" CANOPY_E2E_MOCK_URL="$MOCK_URL" CANOPY_E2E_DRIVER_PORT="$DRIVER_PORT"
-export CANOPY_E2E_SCREENSHOTS="$SHOTS" NO_AT_BRIDGE=1
-# Keys and model overrides from the caller's shell would change what the tests see.
-unset CANOPY_MAIN_API_KEY CANOPY_LIGHT_API_KEY CANOPY_MAIN_PROVIDER CANOPY_MAIN_BASE_URL CANOPY_MAIN_MODEL \
-    CANOPY_LIGHT_PROVIDER CANOPY_LIGHT_BASE_URL CANOPY_LIGHT_MODEL WAYLAND_DISPLAY
-export E2E_NATIVE_PORT="$NATIVE_PORT" E2E_LOGS="$LOGS" E2E_FILTER="$FILTER"
+export CANOPY_E2E_SCREENSHOTS="$SHOTS"
 
 tests="tests/webdriver/"
 if [ -n "$FILTER" ]; then
@@ -130,37 +119,11 @@ if [ -n "$FILTER" ]; then
     done
     [ -n "$tests" ] || die "no test file in tests/webdriver/ matches '$FILTER'"
 fi
-export E2E_TESTS="$tests"
-
 set +e
-setsid xvfb-run -a -s "-screen 0 1280x800x24" dbus-run-session -- sh -c '
-    set -eu
-    # The keyring must be unlocked before the app starts: a locked one makes the app show an unlock
-    # prompt on the virtual screen and hang. With a fresh HOME this creates the login keyring.
-    vars=$(printf %s "canopy-e2e" | gnome-keyring-daemon --unlock --components=secrets)
-    set -a; eval "$vars"; set +a
-    tauri-driver --port "$CANOPY_E2E_DRIVER_PORT" --native-port "$E2E_NATIVE_PORT" >"$E2E_LOGS/tauri-driver.log" 2>&1 &
-    driver=$!
-    up=""
-    for _ in $(seq 1 100); do
-        if curl -fsS "http://127.0.0.1:$CANOPY_E2E_DRIVER_PORT/status" >/dev/null 2>&1; then up=1; break; fi
-        kill -0 "$driver" 2>/dev/null || break
-        sleep 0.1
-    done
-    if [ -z "$up" ]; then
-        echo "e2e-webdriver: tauri-driver did not answer on port $CANOPY_E2E_DRIVER_PORT:" >&2
-        cat "$E2E_LOGS/tauri-driver.log" >&2
-        exit 1
-    fi
-    set +e
-    # One app at a time: the app is single-instance, and the files share one tauri-driver.
-    # shellcheck disable=SC2086
-    node --test --test-concurrency=1 $E2E_TESTS
-    rc=$?
-    kill "$driver" 2>/dev/null
-    exit $rc
-' &
-RUN_SID=$!
+# One app at a time: the app is single-instance, and the files share one tauri-driver.
+# shellcheck disable=SC2086
+start_webkit_session e2e-webdriver "$DRIVER_PORT" "$NATIVE_PORT" "$LOGS" node --test --test-concurrency=1 $tests
+RUN_SID=$WEBKIT_SID
 wait "$RUN_SID"
 rc=$?
 set -e
