@@ -74,7 +74,10 @@ export interface Backend {
   cancelNode(sessionId: string): Promise<boolean>;
   answerApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>;
   listSessions(): Promise<SessionSummary[]>;
+  /** For replay: tool outputs over 256 bytes come as `output: ""` with `output_elided: true`. */
   loadSession(sessionId: string): Promise<TraceRecord[]>;
+  /** The full recorded output of `callId`; `sessionId` is the session (root or descendant) that made the call. */
+  loadToolOutput(sessionId: string, callId: string): Promise<string>;
   deleteSession(sessionId: string): Promise<void>;
   readProjectFile(path: string, startLine?: number, endLine?: number): Promise<FileWindow>;
   revealFile(path: string): Promise<void>;
@@ -125,6 +128,7 @@ export const tauriBackend: Backend = {
   answerApproval: (sessionId, callId, answer) => call('answer_approval', { sessionId, callId, answer }),
   listSessions: () => call('list_sessions'),
   loadSession: (sessionId) => call('load_session', { sessionId }),
+  loadToolOutput: (sessionId, callId) => call('load_tool_output', { sessionId, callId }),
   deleteSession: (sessionId) => call('delete_session', { sessionId }),
   readProjectFile: (path, startLine, endLine) => call('read_project_file', { path, startLine, endLine }),
   revealFile: (path) => call('reveal_file', { path }),

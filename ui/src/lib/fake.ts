@@ -134,6 +134,17 @@ function validate(s: Settings): void {
   }
 }
 
+/** Replay sends tool outputs up to this many bytes inline; longer ones are fetched with `loadToolOutput`. */
+export const INLINE_OUTPUT_BYTES = 256;
+
+/** The record as `load_session` sends it: a long output replaced by `""` and `output_elided: true`. */
+function elideLongOutput(r: TraceRecord): TraceRecord {
+  const e = r.event;
+  if (e.type !== 'tool_call_end' || new TextEncoder().encode(e.output).length <= INLINE_OUTPUT_BYTES) return r;
+  const elided: typeof e & { output_elided?: boolean } = { ...e, output: '', output_elided: true };
+  return { ...r, event: elided };
+}
+
 /** Pending records released on a timer at their `ts_ms`, so the replay keeps real timing. */
 class Player {
   private queue: TraceRecord[] = [];
@@ -379,9 +390,18 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     async loadSession(sessionId) {
       const h = history.get(sessionId);
       if (h === undefined) throw new ApiError('not_found', `no session ${sessionId}`);
-      // Like the app: the root's records first, then every descendant's.
+      // Like the app: the root's records first, then every descendant's, long tool outputs left out.
       const root = h.records.filter((r) => r.session_id === sessionId);
-      return [...root, ...h.records.filter((r) => r.session_id !== sessionId)];
+      return [...root, ...h.records.filter((r) => r.session_id !== sessionId)].map(elideLongOutput);
+    },
+    async loadToolOutput(sessionId, callId) {
+      await wait(120);
+      for (const h of history.values()) {
+        for (const r of h.records) {
+          if (r.session_id === sessionId && r.event.type === 'tool_call_end' && r.event.call_id === callId) return r.event.output;
+        }
+      }
+      throw new ApiError('not_found', `no tool call ${callId} in session ${sessionId}`);
     },
     async deleteSession(sessionId) {
       if (!history.delete(sessionId)) throw new ApiError('not_found', `no session ${sessionId}`);

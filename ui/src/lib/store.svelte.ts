@@ -4,6 +4,7 @@
 import type { Backend } from './api';
 import { toApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
+import { ToolOutputCache } from './toolOutputs';
 import type { FileWindow, ProjectInfo, Settings, TraceRecord } from './types';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
@@ -41,6 +42,9 @@ export class AppStore {
   notices = $state<Notice[]>([]);
   private noticeId = 0;
 
+  /** Full outputs that replay left out, fetched when their tool call is expanded. */
+  readonly toolOutputs: ToolOutputCache;
+
   private queue: TraceRecord[] = [];
   /** Bumped whenever the shown session is replaced, so a still-streaming earlier run cannot write into it. */
   private generation = 0;
@@ -49,6 +53,7 @@ export class AppStore {
 
   constructor(backend: Backend) {
     this.backend = backend;
+    this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
   }
 
   start(): void {
@@ -165,6 +170,7 @@ export class AppStore {
     this.generation += 1;
     this.queue = [];
     this.tree = emptyState();
+    this.toolOutputs.clear();
     this.sessionId = null;
     this.selected = null;
     this.running = false;
