@@ -1,31 +1,54 @@
-//! Confines model-given paths to the project root. A path may be relative to the root or absolute
-//! inside it; `..` escapes, absolute paths elsewhere and symlinks leading out are refused, and writes
-//! into `.git/` are refused so the agent cannot corrupt the repository's own bookkeeping.
+//! The one rule that keeps a path inside the open project. Every tool (what the model asks for),
+//! the app's file viewer and desktop hand-offs, and the runtime's evidence check go through
+//! [`resolve`]; each caller maps the [`ToolError`] it returns into its own vocabulary.
+//!
+//! The contract of [`resolve`]:
+//! - `given` is project-relative or absolute. Empty (or blank) paths and NUL bytes are
+//!   [`ToolError::InvalidArguments`]. On Unix `\` is an ordinary file-name character, not a separator.
+//! - `.` and `..` are folded and the result compared with the root (canonical, or as the caller
+//!   spelled it) *before* the disk is touched, so `../x` or an absolute path elsewhere is
+//!   [`ToolError::OutsideProject`] whether or not it exists.
+//! - The path is then canonicalised (symlinks followed, the way the OS will follow them when the file
+//!   is opened, including `link/..` meaning the parent of the link's target) and must still lie under
+//!   the canonical root; a symlink leading out is [`ToolError::OutsideProject`].
+//! - [`Access::Read`]: the path must exist; otherwise [`ToolError::NotFound`] (a dangling symlink
+//!   counts as missing). [`Access::Write`]: the file and any missing parent folders may not exist yet;
+//!   the deepest existing ancestor is canonicalised and must lie inside, a dangling symlink is never
+//!   written through, and `.git/` is off limits so the agent cannot corrupt the repository's own
+//!   bookkeeping.
+//! - In both modes `..` right after a name that does not exist is refused: where it leads cannot be
+//!   checked on disk.
+//! - A root that cannot be canonicalised, and I/O errors such as permission denied, are
+//!   [`ToolError::Failed`].
+//!
+//! Every message names the path as given and says why it was refused.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use crate::ToolError;
 
-/// Whether the caller will only read the path or may write it.
+/// Whether the caller will only read the path or may create or change it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Read, search, list.
+    /// Read, search, list, show: the path must exist.
     Read,
-    /// Create or change; `.git/` is off limits.
+    /// Create or change: the path may not exist yet; `.git/` is off limits.
     Write,
 }
 
 /// A path that is known to lie inside the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    /// Canonical absolute path (for a file that does not exist yet: its canonical parent joined
-    /// with the remaining names).
+    /// Canonical absolute path (for a file that does not exist yet: its deepest existing ancestor,
+    /// canonicalised, joined with the remaining names).
     pub abs: PathBuf,
-    /// Project-relative path with `/` separators, as shown to the model (`.` for the root).
+    /// Project-relative path with `/` separators, as shown to the model and the user (`.` for the
+    /// root).
     pub display: String,
 }
 
-/// Resolves `given` against `root` and refuses anything that ends up outside it.
+/// Resolves `given` against `root` under the contract in the module header.
 pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, ToolError> {
     if given.trim().is_empty() {
         return Err(ToolError::InvalidArguments(
@@ -37,6 +60,7 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
             "field `path`: contains a NUL byte".to_string(),
         ));
     }
+    let root_as_given = normalize_lexically(root);
     let root = canonical_root(root)?;
     let given_path = Path::new(given);
     let joined = if given_path.is_absolute() {
@@ -45,9 +69,14 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         root.join(given_path)
     };
 
-    // Lexical view first: it tells a plain `..`/absolute escape apart from a symlink escape.
+    // Lexical view first: it tells a plain `..`/absolute escape apart from a symlink escape, and
+    // calls a missing `../x` what it is (outside) rather than merely missing.
+    // An absolute path may spell the root the way it was opened (through a symlink, say) rather
+    // than canonically; canonicalisation below still has the last word.
     let lexical = normalize_lexically(&joined);
-    if !lexical.starts_with(&root) {
+    let under_root = lexical.starts_with(&root)
+        || (root_as_given.is_absolute() && lexical.starts_with(&root_as_given));
+    if !under_root {
         let why = if given_path.is_absolute() {
             "it is an absolute path outside the project root"
         } else {
@@ -59,7 +88,34 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         )));
     }
 
-    let abs = canonicalize_existing_prefix(&joined, given)?;
+    let (abs, exists) = match locate(&joined) {
+        Located::Exists(abs) => (abs, true),
+        Located::Missing(abs) => (abs, false),
+        Located::Dangling(link) => {
+            return Err(match access {
+                Access::Read => ToolError::NotFound(format!(
+                    "`{given}` does not exist: it goes through a dangling symlink ({})",
+                    link.display()
+                )),
+                // Writing through it would land wherever it points.
+                Access::Write => ToolError::OutsideProject(format!(
+                    "`{given}` goes through a dangling symlink ({}); refusing to follow it",
+                    link.display()
+                )),
+            });
+        }
+        Located::ParentOfMissing(missing) => {
+            return Err(ToolError::OutsideProject(format!(
+                "`{given}` uses `..` after {}, which does not exist, so where it leads cannot be checked",
+                missing.display()
+            )));
+        }
+        Located::Failed(err) => {
+            return Err(ToolError::Failed(format!(
+                "cannot resolve `{given}`: {err}"
+            )));
+        }
+    };
     if !abs.starts_with(&root) {
         return Err(ToolError::OutsideProject(format!(
             "`{given}` is outside the project: a symlink on the way leads to {}, which is not under the project root ({})",
@@ -68,19 +124,23 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         )));
     }
     let rel = abs.strip_prefix(&root).unwrap_or(Path::new(""));
-    if access == Access::Write
-        && rel
-            .components()
-            .any(|c| matches!(c, Component::Normal(name) if name == ".git"))
-    {
-        return Err(ToolError::OutsideProject(format!(
-            "`{given}` is inside a `.git` directory; the repository's internals are not written by tools"
-        )));
+    let display = display_rel(rel);
+    match access {
+        Access::Read if !exists => {
+            return Err(ToolError::NotFound(format!("`{display}` does not exist")));
+        }
+        Access::Write
+            if rel
+                .components()
+                .any(|c| matches!(c, Component::Normal(name) if name == ".git")) =>
+        {
+            return Err(ToolError::OutsideProject(format!(
+                "`{given}` is inside a `.git` directory; the repository's internals are not written by tools"
+            )));
+        }
+        _ => {}
     }
-    Ok(Resolved {
-        display: display_rel(rel),
-        abs,
-    })
+    Ok(Resolved { display, abs })
 }
 
 /// The canonical form of the root, with a clear error if the root itself is gone.
@@ -135,49 +195,68 @@ fn normalize_lexically(path: &Path) -> PathBuf {
     out
 }
 
+/// What is on disk at a path.
+enum Located {
+    /// It exists; the canonical path.
+    Exists(PathBuf),
+    /// It does not exist; its deepest existing ancestor, canonicalised, joined with the missing
+    /// names.
+    Missing(PathBuf),
+    /// A symlink on the way (this one, not canonicalised) points at nothing.
+    Dangling(PathBuf),
+    /// `..` follows this name, which does not exist.
+    ParentOfMissing(PathBuf),
+    /// The file system refused to say (permission denied, a symlink loop, …).
+    Failed(std::io::Error),
+}
+
 /// Canonicalizes the deepest existing ancestor of `path` and appends the names below it, so a file
 /// that does not exist yet still gets a trustworthy location.
-fn canonicalize_existing_prefix(path: &Path, given: &str) -> Result<PathBuf, ToolError> {
+fn locate(path: &Path) -> Located {
     let mut existing = path.to_path_buf();
-    let mut missing: Vec<std::ffi::OsString> = Vec::new();
+    let mut missing: Vec<OsString> = Vec::new();
     loop {
         match existing.canonicalize() {
             Ok(canonical) => {
+                if missing.is_empty() {
+                    return Located::Exists(canonical);
+                }
                 let mut out = canonical;
                 for name in missing.iter().rev() {
                     out.push(name);
                 }
-                return Ok(out);
+                return Located::Missing(out);
             }
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                // A dangling symlink must not be treated as "missing, create it": writing through it
-                // would land wherever it points.
+            // `a_file/x` fails with "not a directory": x is just as missing.
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 if existing.symlink_metadata().is_ok() {
-                    return Err(ToolError::OutsideProject(format!(
-                        "`{given}` goes through a dangling symlink ({}); refusing to follow it",
-                        existing.display()
-                    )));
+                    // It is there but cannot be canonicalised: a symlink pointing at nothing.
+                    return Located::Dangling(existing);
+                }
+                if matches!(
+                    existing.components().next_back(),
+                    Some(Component::ParentDir)
+                ) {
+                    // `missing/..`: the OS would fail here; folding it lexically could hide
+                    // where a later-created `missing` symlink would lead.
+                    let below = existing.parent().map(Path::to_path_buf).unwrap_or_default();
+                    return Located::ParentOfMissing(below);
                 }
                 match (existing.file_name(), existing.parent()) {
                     (Some(name), Some(parent)) => {
-                        if name == ".." {
-                            return Err(ToolError::OutsideProject(format!(
-                                "`{given}` uses `..` below a directory that does not exist"
-                            )));
-                        }
                         missing.push(name.to_os_string());
                         existing = parent.to_path_buf();
                     }
-                    _ => {
-                        return Err(ToolError::NotFound(format!("`{given}`")));
-                    }
+                    // Only `/` has no parent, and it always exists.
+                    _ => return Located::Failed(err),
                 }
             }
-            Err(err) => {
-                return Err(ToolError::Failed(format!(
-                    "cannot resolve `{given}`: {err}"
-                )));
-            }
+            Err(err) => return Located::Failed(err),
         }
     }
 }
@@ -303,7 +382,155 @@ mod tests {
     #[test]
     fn empty_path_is_invalid() {
         let (root, _outside) = setup();
-        let err = resolve(root.path(), "  ", Access::Read).unwrap_err();
-        assert!(matches!(err, ToolError::InvalidArguments(_)), "{err}");
+        for given in ["", "  "] {
+            for access in [Access::Read, Access::Write] {
+                let err = resolve(root.path(), given, access).unwrap_err();
+                assert!(matches!(err, ToolError::InvalidArguments(_)), "{err}");
+                assert!(err.to_string().contains("must not be empty"), "{err}");
+            }
+        }
+        let err = resolve(root.path(), "src/\0main.rs", Access::Read).unwrap_err();
+        assert!(err.to_string().contains("NUL"), "{err}");
+    }
+
+    #[test]
+    fn the_root_itself_resolves_however_it_is_written() {
+        let (root, _outside) = setup();
+        let canonical = root.path().canonicalize().unwrap();
+        let abs_root = root.path().to_str().unwrap().to_string();
+        for given in [".", "./", "src/..", abs_root.as_str(), "src/nested/../.."] {
+            let r = resolve(root.path(), given, Access::Read).unwrap();
+            assert_eq!(r.display, ".", "{given}");
+            assert_eq!(r.abs, canonical, "{given}");
+        }
+    }
+
+    #[test]
+    fn absolute_path_inside_the_root_resolves_also_through_a_symlinked_root() {
+        let (root, outside) = setup();
+        // The project opened through a symlink: the given absolute path uses the link's name.
+        let via = outside.path().join("via");
+        symlink(root.path(), &via).unwrap();
+        let given = via.join("src/main.rs");
+        let r = resolve(&via, given.to_str().unwrap(), Access::Read).unwrap();
+        assert_eq!(r.display, "src/main.rs");
+        assert_eq!(
+            r.abs,
+            root.path().join("src/main.rs").canonicalize().unwrap()
+        );
+        let canonical_given = root.path().canonicalize().unwrap().join("src/main.rs");
+        let r = resolve(&via, canonical_given.to_str().unwrap(), Access::Read).unwrap();
+        assert_eq!(r.display, "src/main.rs");
+    }
+
+    #[test]
+    fn missing_paths_are_not_found_for_reads_and_creatable_for_writes() {
+        let (root, _outside) = setup();
+        let err = resolve(root.path(), "./src/nope.rs", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+        assert!(
+            err.to_string().contains("`src/nope.rs` does not exist"),
+            "{err}"
+        );
+        let w = resolve(root.path(), "./src/nope.rs", Access::Write).unwrap();
+        assert_eq!(w.display, "src/nope.rs");
+        // A regular file used as a folder is just as missing.
+        let err = resolve(root.path(), "src/main.rs/inner", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+    }
+
+    #[test]
+    fn a_missing_path_that_climbs_out_is_outside_not_missing() {
+        let (root, outside) = setup();
+        for given in ["../no/such/file", "src/../../nope.txt"] {
+            let err = resolve(root.path(), given, Access::Read).unwrap_err();
+            assert!(
+                matches!(err, ToolError::OutsideProject(_)),
+                "{given}: {err}"
+            );
+        }
+        let absent = outside.path().join("absent.txt");
+        let err = resolve(root.path(), absent.to_str().unwrap(), Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+        assert!(err.to_string().contains("absolute path outside"), "{err}");
+    }
+
+    #[test]
+    fn parent_dir_through_a_symlinked_dir_follows_the_link_like_the_os() {
+        let (root, outside) = setup();
+        std::fs::create_dir(outside.path().join("inner")).unwrap();
+        symlink(outside.path().join("inner"), root.path().join("esc")).unwrap();
+        // Lexically `esc/../secret.txt` is `secret.txt` inside the root, but opening it reads the
+        // secret next to the link's target.
+        for access in [Access::Read, Access::Write] {
+            let err = resolve(root.path(), "esc/../secret.txt", access).unwrap_err();
+            assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+            assert!(err.to_string().contains("symlink"), "{err}");
+        }
+        let err = resolve(root.path(), "esc/../new/file.txt", Access::Write).unwrap_err();
+        assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+        assert!(!outside.path().join("new").exists());
+
+        // Inside the root the same move lands where the OS would land.
+        symlink(root.path().join("src/nested"), root.path().join("alias")).unwrap();
+        let r = resolve(root.path(), "alias/../main.rs", Access::Read).unwrap();
+        assert_eq!(r.display, "src/main.rs");
+    }
+
+    #[test]
+    fn parent_dir_after_a_missing_name_is_refused() {
+        let (root, _outside) = setup();
+        for access in [Access::Read, Access::Write] {
+            let err = resolve(root.path(), "nope/../src/main.rs", access).unwrap_err();
+            assert!(matches!(err, ToolError::OutsideProject(_)), "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.contains("`nope/../src/main.rs`") && msg.contains("cannot be checked"),
+                "{msg}"
+            );
+        }
+    }
+
+    #[test]
+    fn dangling_symlink_reads_as_missing() {
+        let (root, outside) = setup();
+        symlink(
+            outside.path().join("gone.txt"),
+            root.path().join("dangling"),
+        )
+        .unwrap();
+        let err = resolve(root.path(), "dangling", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+        assert!(err.to_string().contains("dangling symlink"), "{err}");
+    }
+
+    #[test]
+    fn backslashes_are_ordinary_characters_on_unix() {
+        let (root, _outside) = setup();
+        // Not `src/main.rs`: a name in the root that happens to contain a backslash.
+        let err = resolve(root.path(), "src\\main.rs", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+        // Not an escape either: `..\..\etc\passwd` is one name.
+        let err = resolve(root.path(), "..\\..\\etc\\passwd", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::NotFound(_)), "{err}");
+        let w = resolve(root.path(), "..\\evil.txt", Access::Write).unwrap();
+        assert_eq!(w.display, "..\\evil.txt");
+        assert_eq!(w.abs.parent().unwrap(), root.path().canonicalize().unwrap());
+        std::fs::write(root.path().join("a\\b.txt"), "x").unwrap();
+        assert_eq!(
+            resolve(root.path(), "a\\b.txt", Access::Read)
+                .unwrap()
+                .display,
+            "a\\b.txt"
+        );
+    }
+
+    #[test]
+    fn an_inaccessible_root_is_named_in_the_error() {
+        let (root, _outside) = setup();
+        let gone = root.path().join("no-such-project");
+        let err = resolve(&gone, "src/main.rs", Access::Read).unwrap_err();
+        assert!(matches!(err, ToolError::Failed(_)), "{err}");
+        assert!(err.to_string().contains("no-such-project"), "{err}");
     }
 }

@@ -91,14 +91,10 @@ fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<Tool
     let root = paths::canonical_root(root)?;
     let target = paths::resolve(&root, args.path.as_deref().unwrap_or("."), Access::Read)?;
     if !target.abs.is_dir() {
-        return Err(if target.abs.exists() {
-            ToolError::InvalidArguments(format!(
-                "field `path`: `{}` is a file, not a directory",
-                target.display
-            ))
-        } else {
-            ToolError::NotFound(format!("`{}` does not exist", target.display))
-        });
+        return Err(ToolError::InvalidArguments(format!(
+            "field `path`: `{}` is a file, not a directory",
+            target.display
+        )));
     }
     let pattern = args.pattern.strip_prefix("./").unwrap_or(&args.pattern);
     let name_only = !pattern.contains('/');

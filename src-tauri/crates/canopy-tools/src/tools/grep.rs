@@ -135,12 +135,6 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
     }
     let root = paths::canonical_root(root)?;
     let target = paths::resolve(&root, args.path.as_deref().unwrap_or("."), Access::Read)?;
-    if !target.abs.exists() {
-        return Err(ToolError::NotFound(format!(
-            "`{}` does not exist",
-            target.display
-        )));
-    }
     let matcher = RegexMatcherBuilder::new()
         .case_insensitive(args.case_insensitive)
         .line_terminator(Some(b'\n'))
