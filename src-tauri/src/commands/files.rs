@@ -1,10 +1,14 @@
 //! Reading project files for the viewer, and handing them to the desktop (file manager, editor).
-//! Every path is confined to the open project: it is canonicalised (resolving `..` and symlinks) and
-//! must stay under the project's canonical root.
+//! Every path is confined to the open project by the same rule the agent's tools obey
+//! ([`canopy_tools::paths::resolve`]): canonicalised (resolving `..` and symlinks), it must exist and
+//! stay under the project's canonical root. What only the viewer needs (no folders, pipes, binary or
+//! huge files) is checked here.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use canopy_tools::paths::{self, Access, Resolved};
+use canopy_tools::ToolError;
 use serde::Serialize;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_opener::OpenerExt;
@@ -35,43 +39,20 @@ pub struct FileWindow {
     pub language: Option<String>,
 }
 
-/// Resolves `path` (project-relative or absolute) to an existing path inside `root` (canonical).
-pub fn confine(root: &Path, path: &str) -> CommandResult<PathBuf> {
-    if path.trim().is_empty() {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            "no path given",
-        ));
-    }
-    let given = Path::new(path);
-    let candidate = if given.is_absolute() {
-        given.to_path_buf()
-    } else {
-        root.join(given)
-    };
-    let resolved = std::fs::canonicalize(&candidate).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            CommandError::new(ErrorCode::NotFound, format!("{path} does not exist"))
-        } else {
-            CommandError::new(ErrorCode::Io, format!("cannot resolve {path}: {e}"))
+/// Confines `path` (project-relative or absolute) to the project at `root` with the shared rule
+/// ([`canopy_tools::paths::resolve`], read access: it must exist, symlinks may not lead out) and
+/// turns a refusal into the code the UI branches on: `outside_project`, `not_found`,
+/// `invalid_argument` (empty path) or `io`.
+pub fn confine(root: &Path, path: &str) -> CommandResult<Resolved> {
+    paths::resolve(root, path, Access::Read).map_err(|err| match err {
+        ToolError::OutsideProject(message) => CommandError::new(ErrorCode::OutsideProject, message),
+        ToolError::NotFound(message) => CommandError::new(ErrorCode::NotFound, message),
+        ToolError::InvalidArguments(message) => {
+            CommandError::new(ErrorCode::InvalidArgument, message)
         }
-    })?;
-    if !resolved.starts_with(root) {
-        return Err(CommandError::new(
-            ErrorCode::OutsideProject,
-            format!("{path} is outside the project {}", root.display()),
-        ));
-    }
-    Ok(resolved)
-}
-
-fn relative_display(root: &Path, path: &Path) -> String {
-    path.strip_prefix(root)
-        .unwrap_or(path)
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
+        ToolError::Failed(message) => CommandError::new(ErrorCode::Io, message),
+        other => CommandError::new(ErrorCode::Io, other.to_string()),
+    })
 }
 
 /// Reads lines `start_line..=end_line` (1-based; defaults: from 1, at most [`MAX_WINDOW_LINES`]).
@@ -81,8 +62,10 @@ pub fn read_window(
     start_line: Option<u32>,
     end_line: Option<u32>,
 ) -> CommandResult<FileWindow> {
-    let resolved = confine(root, path)?;
-    let shown = relative_display(root, &resolved);
+    let Resolved {
+        abs: resolved,
+        display: shown,
+    } = confine(root, path)?;
     let io =
         |e: std::io::Error| CommandError::new(ErrorCode::Io, format!("cannot read {shown}: {e}"));
     let meta = std::fs::metadata(&resolved).map_err(io)?;
@@ -234,7 +217,7 @@ pub async fn reveal_file<R: Runtime>(
     let project = state.require_project()?;
     let resolved = confine(Path::new(&project.root), &path)?;
     app.opener()
-        .reveal_item_in_dir(&resolved)
+        .reveal_item_in_dir(&resolved.abs)
         .map_err(|e| CommandError::new(ErrorCode::Platform, format!("cannot show {path}: {e}")))
 }
 
@@ -248,6 +231,90 @@ pub async fn open_in_editor<R: Runtime>(
     let project = state.require_project()?;
     let resolved = confine(Path::new(&project.root), &path)?;
     app.opener()
-        .open_path(resolved.display().to_string(), None::<&str>)
+        .open_path(resolved.abs.display().to_string(), None::<&str>)
         .map_err(|e| CommandError::new(ErrorCode::Platform, format!("cannot open {path}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+    use std::path::PathBuf;
+
+    /// A project with `src/main.rs` and, beside it, an outside folder holding a secret.
+    fn setup() -> (tempfile::TempDir, (PathBuf, PathBuf)) {
+        let dirs = tempfile::tempdir().unwrap();
+        let root = dirs.path().join("project");
+        let outside = dirs.path().join("outside");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(outside.join("inner")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(outside.join("secret.txt"), "password\n").unwrap();
+        (dirs, (root, outside))
+    }
+
+    fn code(root: &Path, path: &str) -> ErrorCode {
+        match read_window(root, path, None, None) {
+            Ok(w) => panic!("{path} was read: {w:?}"),
+            Err(e) => {
+                assert!(!e.message.contains("password"), "{}", e.message);
+                e.code
+            }
+        }
+    }
+
+    #[test]
+    fn the_viewer_uses_the_shared_rule_and_keeps_its_codes() {
+        let (_dirs, (root, outside)) = setup();
+        symlink(outside.join("inner"), root.join("esc")).unwrap();
+        symlink(outside.join("gone.txt"), root.join("dangling")).unwrap();
+
+        // `..` through a symlinked folder goes where the OS goes: out.
+        assert_eq!(code(&root, "esc/../secret.txt"), ErrorCode::OutsideProject);
+        // A missing path that climbs out is outside, not merely missing.
+        assert_eq!(code(&root, "../no/such.txt"), ErrorCode::OutsideProject);
+        assert_eq!(code(&root, "dangling"), ErrorCode::NotFound);
+        assert_eq!(code(&root, "src\\main.rs"), ErrorCode::NotFound);
+        assert_eq!(code(&root, ""), ErrorCode::InvalidArgument);
+        // The root itself is confined but is a folder.
+        assert_eq!(code(&root, "."), ErrorCode::InvalidArgument);
+
+        let abs = root.join("src/main.rs");
+        let window = read_window(&root, abs.to_str().unwrap(), None, None).unwrap();
+        assert_eq!(window.path, "src/main.rs");
+        assert_eq!(window.lines, ["fn main() {}"]);
+    }
+
+    #[test]
+    fn refusals_name_the_path_and_the_reason() {
+        let (_dirs, (root, outside)) = setup();
+        symlink(outside.join("secret.txt"), root.join("link.txt")).unwrap();
+        let err = confine(&root, "link.txt").unwrap_err();
+        assert_eq!(err.code, ErrorCode::OutsideProject);
+        assert!(
+            err.message.contains("`link.txt`") && err.message.contains("symlink"),
+            "{}",
+            err.message
+        );
+        let err = confine(&root, "src/missing.rs").unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotFound);
+        assert!(
+            err.message.contains("`src/missing.rs` does not exist"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn pipes_are_refused_by_the_viewer_not_by_confinement() {
+        let (_dirs, (root, _outside)) = setup();
+        let fifo = root.join("pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(confine(&root, "pipe").is_ok());
+        assert_eq!(code(&root, "pipe"), ErrorCode::InvalidArgument);
+    }
 }
