@@ -5,6 +5,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResult, Verdict};
+use canopy_tools::paths::{self, Access};
+use canopy_tools::ToolError;
 use serde_json::Value;
 
 use crate::profiles::ResultContract;
@@ -175,35 +177,20 @@ pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
         state: EvidenceState::Valid,
         text: None,
     };
-    let candidate = if Path::new(&path).is_absolute() {
-        Path::new(&path).to_path_buf()
-    } else {
-        project_root.join(&path)
-    };
-    let root = project_root
-        .canonicalize()
-        .unwrap_or_else(|_| project_root.to_path_buf());
-    let resolved = match candidate.canonicalize() {
-        Ok(p) => p,
+    // The shared confinement rule; only the mapping onto evidence states is decided here.
+    let resolved = match paths::resolve(project_root, &path, Access::Read) {
+        Ok(resolved) => resolved,
+        Err(ToolError::OutsideProject(_)) => {
+            out.state = EvidenceState::OutsideProject;
+            return out;
+        }
         Err(_) => {
-            // A path that does not exist may still point outside the root (`../x`).
-            let escapes = Path::new(&path).is_absolute() && !candidate.starts_with(&root)
-                || path.split('/').any(|c| c == "..");
-            out.state = if escapes {
-                EvidenceState::OutsideProject
-            } else {
-                EvidenceState::MissingFile
-            };
+            out.state = EvidenceState::MissingFile;
             return out;
         }
     };
-    if !resolved.starts_with(&root) {
-        out.state = EvidenceState::OutsideProject;
-        return out;
-    }
-    if let Ok(rel) = resolved.strip_prefix(&root) {
-        out.path = rel.to_string_lossy().replace('\\', "/");
-    }
+    out.path = resolved.display;
+    let resolved = resolved.abs;
     // Only regular files, read line by line up to the cited range and never past a byte cap: a
     // cited FIFO or a multi-gigabyte file must not hang or bloat the host.
     if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
@@ -273,6 +260,47 @@ mod tests {
         assert_eq!(c("../etc/passwd:1").state, EvidenceState::OutsideProject);
         assert_eq!(c("/etc/passwd:1").state, EvidenceState::OutsideProject);
         assert_eq!(c("src/auth.rs").state, EvidenceState::Unparseable);
+    }
+
+    #[test]
+    fn evidence_is_confined_like_the_tools() {
+        use std::os::unix::fs::symlink;
+        let dir = project();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(outside.path().join("inner")).unwrap();
+        std::fs::write(outside.path().join("secret.rs"), "let key = 1;\n").unwrap();
+        symlink(outside.path().join("secret.rs"), dir.path().join("link.rs")).unwrap();
+        symlink(outside.path().join("inner"), dir.path().join("esc")).unwrap();
+        symlink(
+            outside.path().join("gone.rs"),
+            dir.path().join("dangling.rs"),
+        )
+        .unwrap();
+        let c = |r: &str| check_evidence(r, dir.path());
+
+        let escaped = c("link.rs:1");
+        assert_eq!(escaped.state, EvidenceState::OutsideProject);
+        assert_eq!(escaped.text, None, "nothing outside is quoted");
+        assert_eq!(c("esc/../secret.rs:1").state, EvidenceState::OutsideProject);
+        assert_eq!(c("../no/such.rs:1").state, EvidenceState::OutsideProject);
+        assert_eq!(
+            c("nope/../src/auth.rs:1").state,
+            EvidenceState::OutsideProject
+        );
+        assert_eq!(c("dangling.rs:1").state, EvidenceState::MissingFile);
+        assert_eq!(c(".:1").state, EvidenceState::MissingFile);
+
+        // A citation is parsed with `\` as a separator (models on Windows-minded habits write
+        // it); the confinement itself treats it as a character.
+        let windows = c("src\\auth.rs:2");
+        assert_eq!(windows.state, EvidenceState::Valid);
+        assert_eq!(windows.path, "src/auth.rs");
+
+        let abs = dir.path().join("src/auth.rs");
+        let inside = c(&format!("{}:2", abs.display()));
+        assert_eq!(inside.state, EvidenceState::Valid);
+        assert_eq!(inside.path, "src/auth.rs");
+        assert_eq!(inside.text.as_deref(), Some("fn login() {}"));
     }
 
     #[test]
