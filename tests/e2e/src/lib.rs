@@ -255,3 +255,23 @@ pub fn explore_budgets(
         ModelSlot::Light,
     )
 }
+
+/// Copies a run's trace files into `$CANOPY_FIXTURES_DIR/<name>/` when that variable is set, so the
+/// UI's reducer tests can be fed traces the real runtime wrote (`tests/fixtures/traces/`). Regenerate
+/// them all with `CANOPY_FIXTURES_DIR=$PWD/tests/fixtures/traces cargo test -p canopy-e2e`.
+pub fn export_fixture(traces: &Path, name: &str) {
+    let Ok(base) = std::env::var("CANOPY_FIXTURES_DIR") else {
+        return;
+    };
+    let out = Path::new(&base).join(name);
+    // Old files of an earlier run would be read as sessions of this one.
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).expect("create the fixture folder");
+    for entry in std::fs::read_dir(traces).expect("read the trace folder") {
+        let path = entry.expect("trace entry").path();
+        if path.extension().is_some_and(|x| x == "jsonl") {
+            let name = path.file_name().expect("file name");
+            std::fs::copy(&path, out.join(name)).expect("copy a trace file");
+        }
+    }
+}

@@ -229,18 +229,8 @@ async fn two_parallel_explore_children_return_checked_evidence() {
         other => panic!("{other:?}"),
     }
 
-    // Real traces for the UI's reducer tests: `CANOPY_FIXTURE_OUT=tests/fixtures/traces/parallel-explore`.
-    if let Ok(out) = std::env::var("CANOPY_FIXTURE_OUT") {
-        std::fs::create_dir_all(&out).expect("mkdir");
-        for entry in std::fs::read_dir(traces.path()).expect("dir") {
-            let path = entry.expect("entry").path();
-            std::fs::copy(
-                &path,
-                std::path::Path::new(&out).join(path.file_name().expect("name")),
-            )
-            .expect("copy");
-        }
-    }
+    // Real traces for the UI's reducer tests (tests/fixtures/traces/).
+    export_fixture(traces.path(), "parallel-explore");
 
     // The tree reads back from disk.
     let trees = trace_reader::read_trees(traces.path());
@@ -469,6 +459,7 @@ async fn a_child_out_of_steps_returns_a_partial_result() {
         "budget exhaustion makes the result partial"
     );
     assert_eq!(result.unresolved_questions, ["config?"]);
+    export_fixture(traces.path(), "steps-exhausted");
 }
 
 #[tokio::test]
@@ -512,6 +503,7 @@ async fn a_child_over_its_token_budget_stops_with_what_it_found() {
         reason,
         Some((TerminalReason::TokenBudget, ResultStatus::Partial))
     );
+    export_fixture(traces.path(), "token-budget");
 }
 
 #[tokio::test]
@@ -578,6 +570,7 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
         last.contains("Cancelled before it finished"),
         "the parent model saw the cancellation"
     );
+    export_fixture(traces.path(), "cancel-one-child");
 }
 
 #[tokio::test]
@@ -627,6 +620,7 @@ async fn cancelling_the_run_cascades_to_every_child() {
         );
     }
     assert!(rt.live_sessions().is_empty());
+    export_fixture(traces.path(), "cancel-run");
 }
 
 #[tokio::test]
@@ -662,6 +656,7 @@ async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
     assert!(tool_output
         .expect("task result")
         .contains("light model not configured"));
+    export_fixture(traces.path(), "light-fallback");
 }
 
 #[tokio::test]
