@@ -462,7 +462,12 @@ truncated: boolean,
 /**
  * Time the tool ran (excluding approval wait).
  */
-duration_ms: number, } | { "type": "todo_updated", 
+duration_ms: number, 
+/**
+ * True only in records a reader returned for replay with `output` left out (fetch it with the app's
+ * `load_tool_output`); never true in trace files.
+ */
+output_elided?: boolean, } | { "type": "todo_updated", 
 /**
  * The whole plan.
  */

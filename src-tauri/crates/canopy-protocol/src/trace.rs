@@ -359,6 +359,10 @@ pub enum TraceEvent {
         truncated: bool,
         /// Time the tool ran (excluding approval wait).
         duration_ms: u64,
+        /// True only in records a reader returned for replay with `output` left out (fetch it with the app's
+        /// `load_tool_output`); never true in trace files.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        output_elided: bool,
     },
     /// The agent's plan changed (TodoWrite).
     TodoUpdated {

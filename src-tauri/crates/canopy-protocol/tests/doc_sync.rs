@@ -240,6 +240,8 @@ fn samples() -> Vec<TraceEvent> {
             output_cap_bytes: 16,
             truncated: false,
             duration_ms: 1,
+            // `true` so the field is serialised and its row in the doc is checked.
+            output_elided: true,
         },
         TraceEvent::TodoUpdated {
             items: vec![todo()],

@@ -962,6 +962,7 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
                 .lock()
                 .map(|s| s.elapsed().as_millis() as u64)
                 .unwrap_or(0),
+            output_elided: false,
         });
         Message::ToolResult {
             call_id: call.id.clone(),
