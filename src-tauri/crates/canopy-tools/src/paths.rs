@@ -70,12 +70,14 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
     };
 
     // Lexical view first: it tells a plain `..`/absolute escape apart from a symlink escape, and
-    // calls a missing `../x` what it is (outside) rather than merely missing.
-    // An absolute path may spell the root the way it was opened (through a symlink, say) rather
-    // than canonically; canonicalisation below still has the last word.
+    // calls a missing `../x` what it is (outside) rather than merely missing. An absolute path may
+    // spell the root the way it was opened (through a symlink, say) rather than canonically;
+    // canonicalisation below still has the last word.
     let lexical = normalize_lexically(&joined);
     let under_root = lexical.starts_with(&root)
-        || (root_as_given.is_absolute() && lexical.starts_with(&root_as_given));
+        || (given_path.is_absolute()
+            && root_as_given.is_absolute()
+            && lexical.starts_with(&root_as_given));
     if !under_root {
         let why = if given_path.is_absolute() {
             "it is an absolute path outside the project root"
