@@ -345,12 +345,14 @@ impl ModelSlotConfig {
                 "must be > 0",
             ));
         }
+        // The settings screen edits the context window, not max output tokens, so the message names the
+        // number the person typed (a local model's 8192 is the usual way to get here).
         if u64::from(self.max_output_tokens) >= self.context_window {
             return Err(ConfigError::invalid(
-                format!("{slot}.max_output_tokens"),
+                format!("{slot}.context_window"),
                 format!(
-                    "must be smaller than context_window ({})",
-                    self.context_window
+                    "{} is too small: it must exceed max output tokens ({})",
+                    self.context_window, self.max_output_tokens
                 ),
             ));
         }
@@ -525,7 +527,18 @@ mod tests {
 
         let mut s = Settings::default();
         s.main.max_output_tokens = 200_000;
-        assert!(message(&s).starts_with("main.max_output_tokens: must be smaller than"));
+        assert_eq!(
+            message(&s),
+            "main.context_window: 128000 is too small: it must exceed max output tokens (200000)"
+        );
+
+        // A local model's context window typed into the settings screen, with the default max output.
+        let mut s = Settings::default();
+        s.main.context_window = 8_192;
+        assert_eq!(
+            message(&s),
+            "main.context_window: 8192 is too small: it must exceed max output tokens (8192)"
+        );
 
         let mut s = Settings::default();
         s.main.input_price_per_mtok = Some(-1.0);
