@@ -141,8 +141,7 @@ export const INLINE_OUTPUT_BYTES = 256;
 function elideLongOutput(r: TraceRecord): TraceRecord {
   const e = r.event;
   if (e.type !== 'tool_call_end' || new TextEncoder().encode(e.output).length <= INLINE_OUTPUT_BYTES) return r;
-  const elided: typeof e & { output_elided?: boolean } = { ...e, output: '', output_elided: true };
-  return { ...r, event: elided };
+  return { ...r, event: { ...e, output: '', output_elided: true } };
 }
 
 /** Pending records released on a timer at their `ts_ms`, so the replay keeps real timing. */

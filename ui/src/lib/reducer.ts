@@ -543,7 +543,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
       it.outputBytes = e.output_bytes;
       it.truncated = e.truncated;
       // Only replay elides; the field is absent in live records and older traces.
-      it.outputElided = (e as { output_elided?: boolean }).output_elided === true;
+      it.outputElided = e.output_elided === true;
       it.durationMs = e.duration_ms;
       const s = findSpan(node, 'tool', e.call_id);
       if (s >= 0) node.spans[s] = { ...node.spans[s], end: ts };

@@ -103,8 +103,8 @@ describe('demo backend: outputs left out of a replay', () => {
     const [past] = await be.listSessions();
     const records = await be.loadSession(past.session_id);
     const ends = records.flatMap((r) => (r.event.type === 'tool_call_end' ? [{ session: r.session_id, e: r.event }] : []));
-    const elided = ends.filter((x) => (x.e as { output_elided?: boolean }).output_elided === true);
-    const inline = ends.filter((x) => (x.e as { output_elided?: boolean }).output_elided !== true);
+    const elided = ends.filter((x) => x.e.output_elided === true);
+    const inline = ends.filter((x) => x.e.output_elided !== true);
     expect(elided.length).toBeGreaterThan(0);
     expect(inline.length).toBeGreaterThan(0);
     for (const x of elided) {
