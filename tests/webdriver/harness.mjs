@@ -98,6 +98,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Starts the app on `projectPath` through tauri-driver and returns `{ browser, pid, close }`.
+ * `projectPath` null starts it with no folder on the command line (the Start view).
  * Fails fast (instead of hanging in session creation) when the app process exits during start-up.
  */
 export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}) {
@@ -113,7 +114,7 @@ export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}
     connectionRetryTimeout: startupTimeoutMs,
     capabilities: {
       'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: cfg.binary, args: [projectPath] },
+      'tauri:options': { application: cfg.binary, args: projectPath === null ? [] : [projectPath] },
     },
   });
   let pid = null;
