@@ -36,6 +36,22 @@ pub enum RuntimeError {
     /// A session id that is not known.
     #[error("unknown session `{0}`")]
     UnknownSession(String),
+    /// A session id that cannot name a trace file (it becomes `<id>.jsonl` in the trace folder).
+    #[error("invalid session id `{id}`: {reason}")]
+    InvalidSessionId {
+        /// The id as given.
+        id: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The session's trace has no `tool_call_end` with that call id.
+    #[error("no tool call `{call_id}` in session `{session_id}`")]
+    UnknownToolCall {
+        /// The session searched.
+        session_id: String,
+        /// The call id asked for.
+        call_id: String,
+    },
     /// A run is already in progress in this session.
     #[error("session `{0}` is already running a prompt")]
     Busy(String),
