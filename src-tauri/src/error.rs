@@ -10,7 +10,7 @@ use ts_rs::TS;
 pub enum ErrorCode {
     /// The command needs an open project and there is none.
     NoProject,
-    /// A file, folder or session does not exist.
+    /// A file, folder, session or recorded tool call does not exist.
     NotFound,
     /// A path that must be a folder is not one.
     NotADirectory,
@@ -96,7 +96,8 @@ impl From<canopy_runtime::RuntimeError> for CommandError {
     fn from(e: canopy_runtime::RuntimeError) -> Self {
         use canopy_runtime::RuntimeError as E;
         let code = match &e {
-            E::UnknownSession(_) => ErrorCode::NotFound,
+            E::UnknownSession(_) | E::UnknownToolCall { .. } => ErrorCode::NotFound,
+            E::InvalidSessionId { .. } => ErrorCode::InvalidArgument,
             E::Busy(_) => ErrorCode::Busy,
             _ => ErrorCode::RuntimeError,
         };

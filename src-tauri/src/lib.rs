@@ -49,6 +49,7 @@ pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         commands::runs::answer_approval,
         commands::history::list_sessions,
         commands::history::load_session,
+        commands::history::load_tool_output,
         commands::history::delete_session,
     ]
 }

@@ -1,7 +1,7 @@
 //! History: the open project's past sessions, read back from their trace files.
 
 use canopy_protocol::TerminalReason;
-use canopy_runtime::trace_reader::{self, SessionStatus};
+use canopy_runtime::trace_reader::{self, LoadOptions, SessionStatus};
 use serde::Serialize;
 use tauri::State;
 use ts_rs::TS;
@@ -78,21 +78,48 @@ pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<Sess
         .collect())
 }
 
+/// `tool_call_end` outputs longer than this are left out of `load_session` (about half of a big
+/// trace's bytes, and nothing shows them until a person expands the call).
+const REPLAY_INLINE_OUTPUT_BYTES: usize = 256;
+
 /// The records of a root session followed by every descendant's (`TraceRecord[]` on the JS side),
 /// for replay. The files' lines are forwarded as one JSON array rather than decoded and re-encoded:
 /// a 100k-record session is tens of megabytes, and opening it from History should take about a second.
+/// Outputs over [`REPLAY_INLINE_OUTPUT_BYTES`] come as `""` with `output_elided: true`; the UI fetches
+/// one with [`load_tool_output`] when it is expanded.
 #[tauri::command]
 pub async fn load_session(
     state: State<'_, AppState>,
     session_id: String,
 ) -> CommandResult<tauri::ipc::Response> {
     let dir = state.trace_dir()?;
+    let options = LoadOptions {
+        elide_outputs_over: Some(REPLAY_INLINE_OUTPUT_BYTES),
+    };
     let json = tauri::async_runtime::spawn_blocking(move || {
-        trace_reader::load_session_tree_json(&dir, &session_id)
+        trace_reader::load_session_tree_json_with(&dir, &session_id, &options)
     })
     .await
     .map_err(|e| CommandError::new(ErrorCode::RuntimeError, e.to_string()))??;
     Ok(tauri::ipc::Response::new(json))
+}
+
+/// The recorded output of one tool call (as in the trace: capped at `output_cap_bytes`), for a
+/// `tool_call_end` that `load_session` returned with `output_elided`. `session_id` is the session
+/// (root or descendant) whose file holds the call.
+#[tauri::command]
+pub async fn load_tool_output(
+    state: State<'_, AppState>,
+    session_id: String,
+    call_id: String,
+) -> CommandResult<String> {
+    let dir = state.trace_dir()?;
+    tauri::async_runtime::spawn_blocking(move || {
+        trace_reader::read_tool_output(&dir, &session_id, &call_id)
+    })
+    .await
+    .map_err(|e| CommandError::new(ErrorCode::RuntimeError, e.to_string()))?
+    .map_err(CommandError::from)
 }
 
 /// Deletes a session's trace files (root and descendants). A running session cannot be deleted.
