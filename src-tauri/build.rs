@@ -22,6 +22,7 @@ const COMMANDS: &[&str] = &[
     "answer_approval",
     "list_sessions",
     "load_session",
+    "load_tool_output",
     "delete_session",
     "read_project_file",
     "reveal_file",

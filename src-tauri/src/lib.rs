@@ -173,7 +173,7 @@ mod tests {
             .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
             .map(|p| p.replace('-', "_"))
             .collect();
-        assert_eq!(handler.len(), 24, "{handler:?}");
+        assert_eq!(handler.len(), 25, "{handler:?}");
         assert_eq!(
             handler, manifest,
             "build.rs COMMANDS differs from the handler"
