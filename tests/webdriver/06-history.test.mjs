@@ -1,5 +1,9 @@
-// History: a finished session is listed after a restart and reopens into the same tree and evidence.
+// History: a finished session is listed after a restart and reopens into the same tree, tool counts and
+// evidence; tool outputs that replay leaves out (over 256 bytes) load in full when their call is expanded,
+// and a failed load says why and can be retried.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, test } from 'node:test';
 import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, treeSnapshot, waitFor, writeSettings, textOf } from './harness.mjs';
 
@@ -11,6 +15,45 @@ const PROMPT = 'PARALLEL-EXPLORE: history check of login and config';
 
 function shape(rows) {
   return rows.map((n) => `${n.level}:${n.label}:${n.status}`).sort();
+}
+
+/** "label: N tools" for every tree row, as the person reads the counts. */
+async function toolCounts(browser) {
+  const rows = await browser.execute(() =>
+    Array.from(document.querySelectorAll('[data-testid="tree-node"]')).map((n) => [
+      n.querySelector('.label')?.textContent?.trim() ?? '',
+      n.querySelector('[data-testid="node-tool-count"]')?.textContent?.trim() ?? '',
+    ]),
+  );
+  return rows.map(([label, count]) => `${label}: ${count}`).sort();
+}
+
+/** What `Read` shows the model for a whole file: each line numbered, right-aligned in six columns. */
+function numbered(text) {
+  return text
+    .split('\n')
+    .slice(0, text.endsWith('\n') ? -1 : undefined)
+    .map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)
+    .join('\n');
+}
+
+/** The trace file of one session under the app's data directory. */
+function traceFile(cfg, sessionId) {
+  const dir = path.join(cfg.dataDir, 'traces');
+  for (const project of fs.readdirSync(dir)) {
+    const f = path.join(dir, project, `${sessionId}.jsonl`);
+    if (fs.existsSync(f)) return f;
+  }
+  throw new Error(`no trace file for ${sessionId} under ${dir}`);
+}
+
+/** Clicks open the tool call matched by `selector` (one whose output replay left out) and returns it. */
+async function expandedOutput(browser, selector) {
+  const call = await browser.$(selector);
+  await call.waitForExist({ timeout: 10000 });
+  assert.equal(await call.getAttribute('data-elided'), 'true', `${selector}: the replay sent this output inline`);
+  await (await call.$('button.head')).click();
+  return call;
 }
 
 test('an earlier session is listed and reopens into the same views', async () => {
@@ -28,6 +71,7 @@ test('an earlier session is listed and reopens into the same views', async () =>
     },
     { timeout: 45000, state: () => treeSnapshot(browser) },
   );
+  const liveCounts = await toolCounts(browser);
   await app.close();
   app = null;
 
@@ -49,6 +93,9 @@ test('an earlier session is listed and reopens into the same views', async () =>
     return r.length === 3 ? r : false;
   });
   assert.deepEqual(shape(replayed), shape(live), 'the reopened tree differs from the live one');
+  // Each explorer made one tool call: replay once showed "2 tools" (the parent's count plus its own).
+  assert.ok(liveCounts.includes('Find the config: 1 tool'), `live counts: ${liveCounts}`);
+  assert.deepEqual(await toolCounts(browser), liveCounts, 'the reopened tree counts tool calls differently');
   const userMsg = await byTestId(browser, 'msg-user');
   assert.equal(await textOf(userMsg), PROMPT);
 
@@ -60,5 +107,53 @@ test('an earlier session is listed and reopens into the same views', async () =>
     return s.length === 2 ? s : false;
   });
   assert.deepEqual(states, ['valid', 'line_out_of_range']);
+  const meta = await textOf(await browser.$('[data-testid="node-details"] .meta'));
+  assert.match(meta, /\b1 tool call\b/, 'the details count the one Read');
   await screenshot(browser, cfg, '06-history-reopened');
+
+  // The explorer read src/config.rs (over 256 bytes): replay leaves the output out, expanding loads it.
+  const file = fs.readFileSync(path.join(project, 'src', 'config.rs'), 'utf8');
+  assert.ok(Buffer.byteLength(numbered(file)) > 256, 'the fixture file is too short for the output to be left out');
+  const read = await expandedOutput(browser, '[data-testid="node-details"] [data-testid="tool-call"][data-tool="Read"]');
+  const shown = await waitFor(browser, 'the full Read output in the details', async () => {
+    const out = await read.$('[data-testid="tool-output"]');
+    if (!(await out.isExisting())) return false;
+    const t = await out.getProperty('textContent');
+    return typeof t === 'string' && t.length > 0 ? t : false;
+  }, { state: () => textOf(read) });
+  assert.ok(shown.includes(numbered(file)), `the Read output is not the whole file:\n${shown}`);
+  assert.ok(shown.includes('audit_log_path: String::from("logs/audit.log"),'), 'the last field is missing');
+  await screenshot(browser, cfg, '06-history-lazy-output');
+
+  // With the main session's trace gone, a Task result cannot load: the row says so and offers Retry,
+  // which works once the file is back.
+  const rootTrace = traceFile(cfg, replayed.find((n) => n.level === 1).id);
+  fs.renameSync(rootTrace, `${rootTrace}.away`);
+  let task;
+  try {
+    task = await expandedOutput(browser, '[data-testid="conversation"] [data-testid="tool-call"][data-tool="Task"]');
+    const err = await waitFor(browser, 'the load error under the Task call', async () => {
+      const e = await task.$('[data-testid="tool-output-error"]');
+      return (await e.isExisting()) ? textOf(e) : false;
+    }, { state: () => textOf(task) });
+    assert.match(err, /Could not load the result/);
+    await screenshot(browser, cfg, '06-history-lazy-error');
+  } finally {
+    fs.renameSync(`${rootTrace}.away`, rootTrace);
+  }
+  await (await task.$('[data-testid="tool-output-retry"]')).click();
+  const result = await waitFor(browser, 'the Task result after Retry', async () => {
+    const out = await task.$('[data-testid="tool-output"]');
+    return (await out.isExisting()) ? out.getProperty('textContent') : false;
+  }, { state: () => textOf(task) });
+  const callId = await task.getAttribute('data-call-id');
+  const recorded = fs
+    .readFileSync(rootTrace, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l).event)
+    .find((e) => e.type === 'tool_call_end' && e.call_id === callId);
+  assert.ok(recorded, `no tool_call_end for ${callId} in ${rootTrace}`);
+  assert.equal(result, recorded.output, 'the Task result differs from the recorded output');
+  assert.equal(await task.$('[data-testid="tool-output-error"]').then((e) => e.isExisting()), false);
 });
