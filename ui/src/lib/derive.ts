@@ -54,12 +54,16 @@ export function fmtDuration(ms: number): string {
   return m % 60 === 0 ? `${Math.floor(m / 60)}h` : `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
 }
 
-/** Wall time of a node: live while it runs (`now`), fixed once it ended. */
+/**
+ * Wall time of a node's latest run (the runtime's wall-time budget is per run, so a follow-up starts
+ * from zero): live while it runs (`now`), fixed once it ended.
+ */
 export function elapsedMs(node: SessionNode, now: number): number {
-  if (node.startedMs === null) return 0;
-  if (node.endedMs !== null) return node.endedMs - node.startedMs;
-  if (TERMINAL_STATUSES.has(node.status)) return node.lastTs - node.startedMs;
-  return Math.max(0, now - node.startedMs);
+  const start = node.runStartedMs ?? node.startedMs;
+  if (start === null) return 0;
+  if (node.endedMs !== null && node.endedMs >= start) return node.endedMs - start;
+  if (TERMINAL_STATUSES.has(node.status)) return Math.max(0, node.lastTs - start);
+  return Math.max(0, now - start);
 }
 
 /** The four budget bars of a node, or [] before its budgets are known. */

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { applyRecords, emptyState, finalizeRun, parseJsonl, reduce, type TreeState } from './reducer';
-import { budgetBars, budgetState, costOf, evidenceView, totalTokens, visibleRows } from './derive';
+import { budgetBars, budgetState, costOf, elapsedMs, evidenceView, totalTokens, visibleRows } from './derive';
 import { demoRun, demoRunInteractive } from './fixtures/demo';
 import type { TraceRecord } from '../generated/types';
 
@@ -389,6 +389,51 @@ describe('parallel-explore: counts are the same in every delivery order', () => 
     const s = applyRecords(done, [{ ...base, seq: 9_000, ts_ms: end + 1_000, event: { type: 'run_started', prompt: 'and the logout?' } }]);
     expect(node(s, rootId).status).toBe('running');
     expect(node(s, rootId).endedMs).toBeNull();
+  });
+});
+
+describe('a follow-up run: bars and elapsed time are per run, totals per session', () => {
+  const records = runFolders().includes('parallel-explore') ? loadRun('parallel-explore') : [];
+  const rootId = records[0]?.session_id ?? '';
+  const first = applyRecords(emptyState(), records);
+  const firstEnd = (first.nodes.get(rootId)?.endedMs ?? 0) as number;
+  // Twenty minutes later the person asks again; the runtime starts this run's budgets (wall time too) at zero.
+  const t = firstEnd + 20 * 60_000;
+  const base = { v: 1, run_id: 'run-follow', session_id: rootId, parent_session_id: null };
+  const u = { input_tokens: 1_000, output_tokens: 50, estimated: false };
+  const followUp: TraceRecord[] = [
+    { ...base, seq: 9_000, ts_ms: t, event: { type: 'run_started', prompt: 'and where is logout?' } },
+    { ...base, seq: 9_001, ts_ms: t + 10, event: { type: 'model_call_begin', model_call_id: 'mc-f', step: 1, messages: 5, estimated_input_tokens: 1_000, tools_offered: true } },
+    { ...base, seq: 9_002, ts_ms: t + 2_000, event: { type: 'model_call_end', model_call_id: 'mc-f', step: 1, text: 'In src/auth.rs.', tool_calls: [], finish_reason: 'stop', usage: u, model: 'mock', latency_ms: 1_990, error: null, totals: { steps: 1, context_tokens: 1_000, total_tokens: 1_050, wall_time_ms: 2_000 } } },
+    { ...base, seq: 9_003, ts_ms: t + 2_100, event: { type: 'run_ended', terminal_reason: 'completed', final_text: 'In src/auth.rs.', result: null, error: null, usage: u, usage_with_descendants: u, totals: { steps: 1, context_tokens: 1_000, total_tokens: 1_050, wall_time_ms: 2_100 }, tool_calls: 0 } },
+  ];
+  const time = (s: TreeState, now: number) => budgetBars(node(s, rootId), now).find((b) => b.kind === 'wall_time');
+
+  it('3 s into the follow-up the Time bar reads 3 s and is not amber', () => {
+    const s = applyRecords(first, followUp.slice(0, 2));
+    expect(elapsedMs(node(s, rootId), t + 3_000)).toBe(3_000);
+    const bar = time(s, t + 3_000);
+    expect(bar?.used).toBe(3_000);
+    expect(bar?.state).toBe('ok');
+    expect(bar?.text.startsWith('3.0s / ')).toBe(true);
+    // Steps, context and tokens start again too: nothing of the first run's usage is shown against this run's limits.
+    expect(budgetBars(node(s, rootId), t + 3_000).filter((b) => b.kind !== 'wall_time').map((b) => b.used)).toEqual([0, 0, 0]);
+  });
+
+  it.each([
+    ['streamed live', () => applyRecords(first, followUp)],
+    ['replayed root-first', () => finalizeRun(applyRecords(emptyState(), [...records.filter((r) => r.session_id === rootId), ...followUp, ...records.filter((r) => r.session_id !== rootId)]))],
+  ])('%s: the ended follow-up shows its own time, the session its summed tokens', (_how, make) => {
+    const s = make();
+    const root = node(s, rootId);
+    expect(root.status).toBe('completed');
+    expect(elapsedMs(root, t + 60 * 60_000)).toBe(2_100);
+    expect(time(s, t + 60 * 60_000)?.used).toBe(2_100);
+    expect(totalTokens(root.subtreeTokens)).toBe(totalTokens(node(first, rootId).subtreeTokens) + 1_050);
+    // The subagents of the first run keep their own durations.
+    for (const id of node(first, rootId).children) expect(elapsedMs(node(s, id), 0), id).toBe(elapsedMs(node(first, id), 0));
+    // The Timeline still draws the session from its first start.
+    expect(root.startedMs).toBe(node(first, rootId).startedMs);
   });
 });
 

@@ -102,7 +102,13 @@ export interface SessionNode {
   requestedSlot: ModelSlot | null;
   /** The parent's `Task` call that spawned this node. */
   taskCallId: string | null;
+  /** When the session first started (the Timeline draws the whole session from here). */
   startedMs: number | null;
+  /**
+   * When its latest run started. The runtime counts budgets, wall time included, per run, so a
+   * follow-up's bars and elapsed time start again from here.
+   */
+  runStartedMs: number | null;
   endedMs: number | null;
   lastTs: number;
   /** What the views show: the larger of the two counts below. */
@@ -168,6 +174,7 @@ function newNode(id: string, parentId: string | null, depth: number, ts: number)
     requestedSlot: null,
     taskCallId: null,
     startedMs: null,
+    runStartedMs: null,
     endedMs: null,
     lastTs: ts,
     toolCalls: 0,
@@ -443,6 +450,8 @@ function applyOne(d: Draft, r: TraceRecord): void {
       if (node.label === '') node.label = e.prompt.split('\n')[0].slice(0, 120);
       if (node.agent === 'main' || node.prompt === null) node.prompt = e.prompt;
       if (node.startedMs === null) node.startedMs = ts;
+      // The latest run wins whatever order the records come in (replay gives a child's run after its end).
+      if (node.runStartedMs === null || ts > node.runStartedMs) node.runStartedMs = ts;
       // A run that started before this node's recorded end is not a new run: replay delivers a child's own
       // records after its parent already ended it, and that must not make it look running again.
       if (node.endedMs !== null && ts < node.endedMs && TERMINAL_STATUSES.has(node.status)) break;
