@@ -48,6 +48,24 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], display: &str) -> Result<(
     Ok(())
 }
 
+/// Edit and Write hold the whole file in memory and compare it with what Read saw; Read does not
+/// scan files over [`MAX_FULL_SCAN_BYTES`](crate::tools::read::MAX_FULL_SCAN_BYTES) to the end, so
+/// those are refused up front rather than loaded.
+pub(crate) fn refuse_too_big_to_change(
+    display: &str,
+    meta: &std::fs::Metadata,
+) -> Result<(), ToolError> {
+    let cap = crate::tools::read::MAX_FULL_SCAN_BYTES;
+    if meta.len() > cap {
+        return Err(ToolError::Refused(format!(
+            "`{display}` is {}, over the {} limit for Edit and Write; change it with Bash (e.g. sed) instead",
+            crate::truncate::human_bytes(meta.len()),
+            crate::truncate::human_bytes(cap)
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses to change a file the agent has not read in this session, or that changed on disk since
 /// it last read it, so edits never overwrite work the agent has not seen. Only a change of content
 /// counts: a bare `touch` (new mtime, same bytes) loses nothing.

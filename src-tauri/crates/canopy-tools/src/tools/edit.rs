@@ -102,10 +102,9 @@ fn edit(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         _ => ToolError::Failed(format!("cannot read `{shown}`: {err}")),
     })?;
     if !meta.is_file() {
-        return Err(ToolError::Refused(format!(
-            "`{shown}` is not a regular file"
-        )));
+        return Err(crate::tools::read::not_regular(shown, &meta));
     }
+    fsutil::refuse_too_big_to_change(shown, &meta)?;
     let bytes = std::fs::read(&resolved.abs)
         .map_err(|err| ToolError::Failed(format!("cannot read `{shown}`: {err}")))?;
     fsutil::check_fresh(&ctx.session, &resolved.abs, shown, &bytes, &meta)?;

@@ -18,6 +18,10 @@ pub const DEFAULT_LIMIT: u64 = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Files larger than this are only read in pieces (`offset`/`limit`).
 pub const MAX_WHOLE_FILE_BYTES: u64 = 10 * 1024 * 1024;
+/// Files up to this size are scanned to the end on a piecewise read, so the total line count is
+/// exact and the read records a stamp Edit and Write accept. Bigger files are read only up to the
+/// last requested line: a piece of a multi-GB log costs what the piece costs, not the whole file.
+pub const MAX_FULL_SCAN_BYTES: u64 = 64 * 1024 * 1024;
 /// Total output cap, whatever the line count.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// How much of the start of a file is checked for NUL bytes.
@@ -52,7 +56,11 @@ impl Tool for ReadTool {
             description: "Read a text file from the project. Output is numbered like `cat -n` \
                 (line number, tab, line). Reads up to 2000 lines by default; use `offset` (1-based) \
                 and `limit` for long files. Lines over 2000 characters are cut. Binary files are \
-                refused. A file must be Read before it can be Edited or overwritten."
+                refused, and so are FIFOs, sockets and devices. Files over 10 MB must be read in \
+                pieces with `offset`/`limit`; files over 64 MB are read only up to the last \
+                requested line, so their total line count is not reported and they cannot be \
+                changed with Edit or Write. A file must be Read before it can be Edited or \
+                overwritten."
                 .to_string(),
             parameters: args::schema::<ReadArgs>(),
         }
@@ -101,6 +109,11 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
             "`{shown}` is a directory; use Glob to list files in it"
         )));
     }
+    // Opening a FIFO blocks until a writer appears, and a device can stream forever: only regular
+    // files are read.
+    if !meta.is_file() {
+        return Err(not_regular(shown, &meta));
+    }
     let size = meta.len();
     let piecewise = args.offset.is_some() || args.limit.is_some();
     if size > MAX_WHOLE_FILE_BYTES && !piecewise {
@@ -116,6 +129,8 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     // Whole small files are read at once; big ones stream, keeping only the requested lines.
     let offset = args.offset.unwrap_or(1);
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+    let end = offset.saturating_add(limit);
+    // `total_lines` is None when the read stopped before the end of a very big file.
     let (selected, total_lines, lossy, stamp_hash) = if size <= MAX_WHOLE_FILE_BYTES {
         let mut bytes = Vec::with_capacity(size as usize);
         file.read_to_end(&mut bytes).map_err(io_err)?;
@@ -127,54 +142,64 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         for (i, line) in text.lines().enumerate() {
             total += 1;
             let n = i as u64 + 1;
-            if n >= offset && n < offset.saturating_add(limit) {
+            if n >= offset && n < end {
                 selected.push((n, line.to_string()));
             }
         }
         let hash = crate::fsutil::content_hash(&bytes);
-        (selected, total, lossy, hash)
+        (selected, Some(total), lossy, Some(hash))
     } else {
         let mut reader = BufReader::new(file);
         let mut head = vec![0u8; BINARY_SNIFF_BYTES];
         let got = read_up_to(&mut reader, &mut head).map_err(io_err)?;
         refuse_binary(&head[..got], shown)?;
-        let mut reader = std::io::Cursor::new(head[..got].to_vec()).chain(reader);
+        let mut reader = BufReader::new(std::io::Cursor::new(head[..got].to_vec()).chain(reader));
+        let scan_to_end = size <= MAX_FULL_SCAN_BYTES;
         let mut hasher = std::hash::DefaultHasher::new();
         let mut selected = Vec::new();
         let mut total = 0u64;
         let mut lossy = false;
         let mut buf = Vec::new();
-        loop {
+        let at_eof = loop {
+            if !scan_to_end && total + 1 >= end {
+                // Past the last requested line: only find out whether anything follows.
+                break reader.fill_buf().map_err(io_err)?.is_empty();
+            }
             buf.clear();
             let n = reader.read_until(b'\n', &mut buf).map_err(io_err)?;
             if n == 0 {
-                break;
+                break true;
             }
             std::hash::Hasher::write(&mut hasher, &buf);
             total += 1;
-            if total >= offset && total < offset.saturating_add(limit) {
+            if total >= offset && total < end {
                 let line = String::from_utf8_lossy(&buf);
                 lossy |= matches!(line, std::borrow::Cow::Owned(_));
                 let line = line.trim_end_matches('\n').trim_end_matches('\r');
                 selected.push((total, line.to_string()));
             }
-        }
-        (selected, total, lossy, std::hash::Hasher::finish(&hasher))
+        };
+        // Only a read that saw every byte knows the line count and can vouch for the content.
+        let whole = at_eof.then_some(total);
+        let hash = at_eof.then(|| std::hash::Hasher::finish(&hasher));
+        (selected, whole, lossy, hash)
     };
 
-    ctx.session.record(
-        &resolved.abs,
-        FileStamp {
-            mtime: meta.modified().ok(),
-            size,
-            hash: stamp_hash,
-        },
-    );
+    if let Some(hash) = stamp_hash {
+        ctx.session.record(
+            &resolved.abs,
+            FileStamp {
+                mtime: meta.modified().ok(),
+                size,
+                hash,
+            },
+        );
+    }
 
-    if total_lines == 0 {
+    if total_lines == Some(0) {
         return Ok(ToolOutput::text(format!("`{shown}` is empty (0 bytes).")));
     }
-    if offset > total_lines {
+    if let Some(total_lines) = total_lines.filter(|&t| offset > t) {
         return Err(ToolError::InvalidArguments(format!(
             "field `offset`: `{shown}` has {total_lines} lines; offset {offset} is past the end"
         )));
@@ -197,20 +222,47 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         written_lines += 1;
     }
     let last_shown = offset + written_lines - 1;
-    if last_shown < total_lines {
-        let more = total_lines - last_shown;
-        let why = if cut_by_bytes.is_some() {
-            "output size cap reached"
-        } else {
-            "line limit reached"
-        };
-        out.push_str(&format!(
-            "… [truncated: {more} more line{} not shown ({why}); continue with offset={}]\n",
-            if more == 1 { "" } else { "s" },
+    let why = if cut_by_bytes.is_some() {
+        "output size cap reached"
+    } else {
+        "line limit reached"
+    };
+    match total_lines {
+        Some(total_lines) if last_shown < total_lines => {
+            let more = total_lines - last_shown;
+            out.push_str(&format!(
+                "… [truncated: {more} more line{} not shown ({why}); continue with offset={}]\n",
+                if more == 1 { "" } else { "s" },
+                last_shown + 1
+            ));
+        }
+        Some(_) => {}
+        None => out.push_str(&format!(
+            "… [truncated: more lines follow ({why}); `{shown}` is {}, so it was read only up to line {} and its total line count is unknown; continue with offset={}]\n",
+            truncate::human_bytes(size),
+            end - 1,
             last_shown + 1
-        ));
+        )),
     }
     Ok(ToolOutput::text(out))
+}
+
+/// The refusal for a path that exists but is not a regular file, naming what it is.
+pub(crate) fn not_regular(shown: &str, meta: &std::fs::Metadata) -> ToolError {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    let kind = if ft.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else {
+        "a special file"
+    };
+    ToolError::Refused(format!(
+        "`{shown}` is not a regular file (it is {kind}); only regular files can be read or written"
+    ))
 }
 
 fn read_up_to(reader: &mut impl std::io::Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -387,6 +439,105 @@ mod tests {
         assert!(std::fs::read_to_string(dir.path().join("big.log"))
             .unwrap()
             .ends_with("THE END\n"));
+    }
+
+    fn mkfifo(path: &std::path::Path) {
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    #[tokio::test]
+    async fn a_fifo_is_refused_at_once_instead_of_blocking() {
+        let (dir, ctx) = project();
+        mkfifo(&dir.path().join("p"));
+        // Without the check, File::open blocks until a writer opens the pipe: the timeout catches it.
+        let err = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            run(&ReadTool, &ctx, json!({"path": "p"})),
+        )
+        .await
+        .expect("Read on a FIFO must not block")
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "`p` is not a regular file (it is a FIFO (named pipe)); only regular files can be read or written"
+        );
+        // A symlink to it resolves to the FIFO and is refused the same way.
+        std::os::unix::fs::symlink(dir.path().join("p"), dir.path().join("link")).unwrap();
+        let err = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            run(&ReadTool, &ctx, json!({"path": "link"})),
+        )
+        .await
+        .expect("Read on a link to a FIFO must not block")
+        .unwrap_err();
+        assert!(err.to_string().contains("is not a regular file"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_unix_socket_is_refused() {
+        let (dir, ctx) = project();
+        let _listener = std::os::unix::net::UnixListener::bind(dir.path().join("s.sock")).unwrap();
+        let err = run(&ReadTool, &ctx, json!({"path": "s.sock"}))
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`s.sock` is not a regular file (it is a socket)"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_piece_of_a_huge_file_stops_after_the_last_requested_line() {
+        let (dir, ctx) = project();
+        let path = dir.path().join("huge.log");
+        let text: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        // 4 GiB, sparse: the tail is NUL bytes with no newline. Scanning it would take many seconds
+        // and buffer it as one 4 GiB "line"; a read that stops at the requested lines never sees it.
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(4 * 1024 * 1024 * 1024).unwrap();
+        drop(file);
+        let started = std::time::Instant::now();
+        let out = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "huge.log", "offset": 10, "limit": 3}),
+        )
+        .await
+        .unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert!(
+            out.content
+                .starts_with("    10\tline 10\n    11\tline 11\n    12\tline 12\n"),
+            "{}",
+            out.content
+        );
+        assert!(
+            out.content.contains(
+                "… [truncated: more lines follow (line limit reached); `huge.log` is 4096.0 MB, so it was read only up to line 12 and its total line count is unknown; continue with offset=13]"
+            ),
+            "{}",
+            out.content
+        );
+        // Nothing vouches for the unread rest, and such a file is too big for Edit anyway.
+        let err = run(
+            &crate::EditTool,
+            &ctx,
+            json!({"path": "huge.log", "old_string": "line 10\n", "new_string": "x"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`huge.log` is 4096.0 MB, over the 64.0 MB limit for Edit and Write"),
+            "{err}"
+        );
     }
 
     #[tokio::test]

@@ -72,7 +72,11 @@ fn write(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         Ok(meta) if meta.is_dir() => {
             return Err(ToolError::Refused(format!("`{shown}` is a directory")));
         }
+        Ok(meta) if !meta.is_file() => {
+            return Err(crate::tools::read::not_regular(shown, &meta));
+        }
         Ok(meta) => {
+            fsutil::refuse_too_big_to_change(shown, &meta)?;
             let current = std::fs::read(&resolved.abs)
                 .map_err(|err| ToolError::Failed(format!("cannot read `{shown}`: {err}")))?;
             fsutil::check_fresh(&ctx.session, &resolved.abs, shown, &current, &meta)?;
@@ -189,6 +193,32 @@ mod tests {
             .map(|e| e.unwrap().file_name().into_string().unwrap())
             .collect();
         assert_eq!(names, ["f.txt"]);
+    }
+
+    #[tokio::test]
+    async fn an_existing_fifo_is_refused_and_left_in_place() {
+        use std::os::unix::fs::FileTypeExt;
+        let (dir, ctx) = project();
+        let fifo = dir.path().join("p");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let err = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            run(&WriteTool, &ctx, json!({"path": "p", "content": "x"})),
+        )
+        .await
+        .expect("Write on a FIFO must not block")
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("`p` is not a regular file (it is a FIFO"),
+            "{err}"
+        );
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     }
 
     #[tokio::test]
