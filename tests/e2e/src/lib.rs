@@ -275,3 +275,39 @@ pub fn export_fixture(traces: &Path, name: &str) {
         }
     }
 }
+
+/// A runtime over `settings` whose built-in tools are replaced by `replacements` of the same name
+/// (tests inject misbehaving tools this way: one that blocks, one that leaks a key…).
+pub fn runtime_with_tools(
+    settings: &Settings,
+    adjust: impl FnOnce(&mut RuntimeSettings),
+    replacements: Vec<Arc<dyn canopy_tools::Tool>>,
+) -> Arc<Runtime> {
+    let models = ConfiguredModels::new(settings.clone(), Default::default(), key_store());
+    let secrets = models.secrets();
+    let mut rs = runtime_settings(settings);
+    adjust(&mut rs);
+    let mut tools: Vec<Arc<dyn canopy_tools::Tool>> = canopy_tools::builtin_tools()
+        .into_iter()
+        .filter(|t| !replacements.iter().any(|r| r.name() == t.name()))
+        .collect();
+    tools.extend(replacements);
+    Runtime::with_tools(rs, Arc::new(models), secrets, tools)
+}
+
+/// Budgets for the main profile with these limits (100k context).
+pub fn main_budgets(
+    max_steps: u32,
+    max_total_tokens: u64,
+    max_wall_time_ms: u64,
+) -> (Budgets, ModelSlot) {
+    (
+        Budgets {
+            max_steps,
+            max_context_tokens: 100_000,
+            max_total_tokens,
+            max_wall_time_ms,
+        },
+        ModelSlot::Main,
+    )
+}

@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -45,7 +44,29 @@ pub(crate) struct AgentCtx {
     pub profiles: Arc<Vec<RuntimeProfile>>,
     pub task_slots: Arc<Semaphore>,
     pub descendants: Mutex<Usage>,
-    cancel_recorded: AtomicBool,
+    /// Lower limits than the profile's, set by the parent (its remaining time and tree tokens).
+    pub budget_caps: Option<Budgets>,
+    /// The current run's deadline and own usage, for the subagents it launches.
+    run_limits: Mutex<Option<RunLimits>>,
+    cancel_record: Mutex<CancelRecord>,
+}
+
+/// What a subagent launched now must respect: when the launching run's wall time ends, and how
+/// many tokens that agent has spent on its own calls (its children's come from `descendants`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunLimits {
+    pub deadline: Instant,
+    pub own_usage: Usage,
+}
+
+/// Whether `cancel_requested` was written for the current run. A cancel that arrives while no run
+/// is active (announced but not started, or already ended) is held until `run_started` or dropped,
+/// so the record always lands inside the run it cancels.
+#[derive(Debug, Default)]
+struct CancelRecord {
+    active: bool,
+    recorded: bool,
+    pending: Option<String>,
 }
 
 pub(crate) struct AgentCtxParts {
@@ -62,6 +83,7 @@ pub(crate) struct AgentCtxParts {
     pub project_root: PathBuf,
     pub profiles: Arc<Vec<RuntimeProfile>>,
     pub task_slots: Arc<Semaphore>,
+    pub budget_caps: Option<Budgets>,
 }
 
 impl AgentCtx {
@@ -102,7 +124,9 @@ impl AgentCtx {
                 profiles: p.profiles,
                 task_slots: p.task_slots,
                 descendants: Mutex::new(Usage::default()),
-                cancel_recorded: AtomicBool::new(false),
+                budget_caps: p.budget_caps,
+                run_limits: Mutex::new(None),
+                cancel_record: Mutex::new(CancelRecord::default()),
             }
         })
     }
@@ -118,7 +142,32 @@ impl AgentCtx {
         if window > 0 {
             b.max_context_tokens = b.max_context_tokens.min(window);
         }
+        if let Some(c) = self.budget_caps {
+            b.max_steps = b.max_steps.min(c.max_steps);
+            b.max_context_tokens = b.max_context_tokens.min(c.max_context_tokens);
+            b.max_total_tokens = b.max_total_tokens.min(c.max_total_tokens);
+            b.max_wall_time_ms = b.max_wall_time_ms.min(c.max_wall_time_ms);
+        }
         b
+    }
+
+    /// Publishes the run's deadline and own usage for subagents launched from now on.
+    pub fn set_run_limits(&self, st: &LoopState) {
+        if let Ok(mut l) = self.run_limits.lock() {
+            *l = Some(RunLimits {
+                deadline: st.deadline(),
+                own_usage: st.usage,
+            });
+        }
+    }
+
+    pub fn run_limits(&self) -> Option<RunLimits> {
+        self.run_limits.lock().ok().and_then(|l| *l)
+    }
+
+    /// Usage of finished subagents of the current run.
+    pub fn descendant_usage(&self) -> Usage {
+        self.descendants.lock().map(|d| *d).unwrap_or_default()
     }
 
     pub fn emit_session_started(&self) {
@@ -138,15 +187,48 @@ impl AgentCtx {
 
     /// Forgets the previous run's cancellation (a new run is about to start).
     pub fn reset_cancel_record(&self) {
-        self.cancel_recorded.store(false, Ordering::SeqCst);
+        if let Ok(mut c) = self.cancel_record.lock() {
+            *c = CancelRecord::default();
+        }
     }
 
-    /// Records who cancelled, once per run.
+    /// Records who cancelled, once per run, inside that run: before `run_started` it is held
+    /// and written right after it; after `run_ended` it is dropped.
     pub fn record_cancel(&self, reason: &str) {
-        if !self.cancel_recorded.swap(true, Ordering::SeqCst) {
+        let Ok(mut c) = self.cancel_record.lock() else {
+            return;
+        };
+        if c.recorded {
+            return;
+        }
+        if c.active {
+            c.recorded = true;
             self.trace.emit(TraceEvent::CancelRequested {
                 reason: reason.to_string(),
             });
+        } else {
+            c.pending.get_or_insert_with(|| reason.to_string());
+        }
+    }
+
+    /// Writes `run_started` and any cancel that arrived before it.
+    fn start_run(&self, prompt: String) {
+        let Ok(mut c) = self.cancel_record.lock() else {
+            return;
+        };
+        self.trace.emit(TraceEvent::RunStarted { prompt });
+        c.active = true;
+        if let Some(reason) = c.pending.take() {
+            c.recorded = true;
+            self.trace.emit(TraceEvent::CancelRequested { reason });
+        }
+    }
+
+    /// Closes the run for cancel records: a cancel arriving after `run_ended` is not written.
+    fn end_run(&self) {
+        if let Ok(mut c) = self.cancel_record.lock() {
+            c.active = false;
+            c.recorded = true;
         }
     }
 
@@ -560,6 +642,7 @@ fn finish(ctx: &AgentCtx, st: &LoopState, end: Ending) -> AgentOutcome {
         totals: outcome.totals,
         tool_calls: outcome.tool_calls,
     });
+    ctx.end_run();
     outcome
 }
 
@@ -573,14 +656,14 @@ pub(crate) async fn run_main(
     if let Ok(mut d) = ctx.descendants.lock() {
         *d = Usage::default();
     }
-    ctx.trace.emit(TraceEvent::RunStarted {
-        prompt: prompt.clone(),
-    });
+    ctx.start_run(prompt.clone());
     history.push(Message::user(prompt.clone()));
     let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
     let mut end = run_loop(ctx, history, &mut st, &cancel).await;
     if ctx.runtime.settings.verification_gate && end.reason == TerminalReason::Completed {
         if let Some(answer) = end.final_text.clone() {
+            // The verify child is launched like a Task: within what is left of this run's time.
+            ctx.set_run_limits(&st);
             match crate::task::verify_answer(ctx, &prompt, &answer, &cancel).await {
                 Some(reasons) => {
                     history.push(Message::user(format!(
@@ -605,9 +688,7 @@ pub(crate) async fn run_child(
     prompt: String,
     cancel: CancellationToken,
 ) -> AgentOutcome {
-    ctx.trace.emit(TraceEvent::RunStarted {
-        prompt: prompt.clone(),
-    });
+    ctx.start_run(prompt.clone());
     let mut history = vec![Message::user(prompt)];
     let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
     let end = run_loop(ctx, &mut history, &mut st, &cancel).await;
@@ -738,6 +819,7 @@ async fn run_loop(
         if !resp.tool_calls.is_empty() && !corrective_pending {
             continuation.clear();
             let deadline = st.deadline();
+            ctx.set_run_limits(st);
             let results = run_tools_until(ctx, &resp.tool_calls, deadline, cancel).await;
             st.tool_calls += resp.tool_calls.len() as u32;
             history.extend(results);
@@ -889,6 +971,12 @@ async fn run_tools_until(
     }
 }
 
+/// Task calls run per turn: twice the parallelism, so one turn cannot fan out without bound (each
+/// child has its own budget); calls past it get an error result.
+fn task_calls_per_turn(ctx: &AgentCtx) -> usize {
+    ctx.runtime.settings.parallelism.max(1) * 2
+}
+
 fn mutates(ctx: &AgentCtx, call: &ToolCall) -> bool {
     ctx.find_tool(&call.name).is_some_and(|t| t.mutates())
 }
@@ -900,10 +988,25 @@ async fn run_tools(
     cancel: &CancellationToken,
 ) -> Vec<Message> {
     let mut out = Vec::with_capacity(calls.len());
+    let max_tasks = task_calls_per_turn(ctx);
+    let mut tasks = 0usize;
+    let refusals: Vec<Option<String>> = calls
+        .iter()
+        .map(|c| {
+            if c.name != "Task" || ctx.find_tool("Task").is_none() {
+                return None;
+            }
+            tasks += 1;
+            (tasks > max_tasks).then(|| format!(
+                "Error: too many Task calls in one turn: at most {max_tasks} are run per turn (twice the {} subagents that may run at once); this one was not started. Wait for the results, then delegate again if still needed.",
+                max_tasks / 2
+            ))
+        })
+        .collect();
     let mut i = 0;
     while i < calls.len() {
         if mutates(ctx, &calls[i]) {
-            out.push(run_one(ctx, &calls[i], cancel).await);
+            out.push(run_one(ctx, &calls[i], refusals[i].clone(), cancel).await);
             i += 1;
             continue;
         }
@@ -911,12 +1014,43 @@ async fn run_tools(
         while j < calls.len() && !mutates(ctx, &calls[j]) {
             j += 1;
         }
-        let group =
-            futures::future::join_all(calls[i..j].iter().map(|c| run_one(ctx, c, cancel))).await;
+        let group = futures::future::join_all(
+            (i..j).map(|k| run_one(ctx, &calls[k], refusals[k].clone(), cancel)),
+        )
+        .await;
         out.extend(group);
         i = j;
     }
     out
+}
+
+/// How long a cancelled tool may take to stop by itself before it is abandoned. Tools that watch
+/// the token (Bash, Grep, Glob) stop well within it; a tool blocked in the kernel (a Read of a FIFO,
+/// a hung network mount) is dropped so a cancel or a deadline is never held up by it.
+const TOOL_CANCEL_GRACE: Duration = Duration::from_secs(2);
+/// A `Task` call gets longer: its child must end its own tool calls (each with the grace above) and
+/// record its end before the parent moves on.
+const TASK_CANCEL_GRACE: Duration = Duration::from_secs(6);
+
+/// Runs a tool, but once `cancel` fires gives it only `grace` to finish; after that the call is
+/// abandoned as cancelled. Dropping the future is safe: Bash kills its process group on drop, and a
+/// blocking read left behind on the blocking pool cannot reach the agent any more.
+async fn run_cancellable<F>(
+    fut: F,
+    cancel: &CancellationToken,
+    grace: Duration,
+) -> Result<canopy_tools::ToolOutput, ToolError>
+where
+    F: std::future::Future<Output = Result<canopy_tools::ToolOutput, ToolError>>,
+{
+    tokio::pin!(fut);
+    tokio::select! {
+        r = &mut fut => r,
+        _ = cancel.cancelled() => match tokio::time::timeout(grace, &mut fut).await {
+            Ok(r) => r,
+            Err(_) => Err(ToolError::Cancelled),
+        },
+    }
 }
 
 fn cap(text: &str, limit: usize) -> (String, bool) {
@@ -930,7 +1064,12 @@ fn cap(text: &str, limit: usize) -> (String, bool) {
     (text[..end].to_string(), true)
 }
 
-async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToken) -> Message {
+async fn run_one(
+    ctx: &Arc<AgentCtx>,
+    call: &ToolCall,
+    refused: Option<String>,
+    cancel: &CancellationToken,
+) -> Message {
     let tool = ctx.find_tool(&call.name).cloned();
     let raw = if call.arguments.trim().is_empty() {
         "{}"
@@ -1009,6 +1148,9 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
             ),
         );
     };
+    if let Some(why) = refused {
+        return done(ToolStatus::Error, why);
+    }
     let args = match parsed {
         Ok(Value::Object(m)) => Value::Object(m),
         Ok(other) => return done(ToolStatus::Error, format!("Error: arguments must be a JSON object, got {other}")),
@@ -1075,7 +1217,19 @@ async fn run_one(ctx: &Arc<AgentCtx>, call: &ToolCall, cancel: &CancellationToke
         session: ctx.files.clone(),
         env_denylist: Arc::new(ctx.runtime.settings.env_denylist.clone()),
     };
-    match tool.run(args, &tctx).await {
+    // A call that reaches this point after its batch was cancelled never starts.
+    if cancel.is_cancelled() {
+        return done(
+            ToolStatus::Cancelled,
+            "Cancelled before it started (by the person or a budget); there is no result.".into(),
+        );
+    }
+    let grace = if call.name == "Task" {
+        TASK_CANCEL_GRACE
+    } else {
+        TOOL_CANCEL_GRACE
+    };
+    match run_cancellable(tool.run(args, &tctx), cancel, grace).await {
         Ok(out) => {
             if let Some(items) = out.todos {
                 ctx.trace.emit(TraceEvent::TodoUpdated { items });
