@@ -226,3 +226,42 @@ async fn a_remote_endpoint_without_a_key_names_both_ways_to_provide_one() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_the_model_quotes_never_reaches_stdout_or_stderr() {
+    let quoting = || {
+        Script::new().require_api_key(KEY).rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::text(format!("The keys in your env: the main one is {KEY} ok"))),
+        )
+    };
+    for json in [false, true] {
+        // A fresh server per run: its script's turns are used up by one run.
+        let server = MockServer::start(quoting()).await.expect("server");
+        let env = Env {
+            dirs: tempfile::tempdir().expect("tmp"),
+            base_url: server.openai_base_url(),
+        };
+        let project = project();
+        let mut args = vec!["run", "--project", project.path().to_str().expect("utf8")];
+        if json {
+            args.push("--json");
+        }
+        args.push("what keys do I have?");
+        let out = output(env.cli(&args, true)).await;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "json={json}: {stderr}");
+        assert!(
+            stdout.contains("the main one is [REDACTED] ok"),
+            "json={json}: the answer is printed, redacted: {stdout}"
+        );
+        for (name, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+            assert!(
+                !text.contains(KEY) && !text.contains("0123456789abcdef"),
+                "json={json}: the key reached {name}: {text}"
+            );
+        }
+    }
+}

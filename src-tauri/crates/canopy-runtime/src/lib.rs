@@ -100,7 +100,9 @@ pub struct Runtime {
     models: Arc<dyn ModelResolver>,
     tools: Vec<Arc<dyn Tool>>,
     redactor: Arc<Redactor>,
-    live: Mutex<HashMap<String, (CancellationToken, Arc<agent::AgentCtx>)>>,
+    /// Sessions that can be cancelled by id. A subagent still waiting for a parallelism slot has
+    /// a token but no context yet.
+    live: Mutex<HashMap<String, (CancellationToken, Option<Arc<agent::AgentCtx>>)>>,
 }
 
 /// How a main session is started.
@@ -161,6 +163,14 @@ impl Runtime {
         &self.settings
     }
 
+    /// `text` with the configured keys and key-shaped strings replaced by `[REDACTED]`, for anything
+    /// a host shows or prints outside the (already redacted) trace.
+    pub fn redact(&self, text: &str) -> String {
+        self.redactor
+            .redact(text)
+            .unwrap_or_else(|| text.to_string())
+    }
+
     /// Profiles available in a project (built-ins with settings overrides, plus project profiles) and
     /// the project profile files that were rejected.
     pub fn profiles_for(
@@ -219,6 +229,7 @@ impl Runtime {
             project_root: root,
             profiles: Arc::new(profiles),
             task_slots: Arc::new(Semaphore::new(self.settings.parallelism.max(1))),
+            budget_caps: None,
         });
         ctx.emit_session_started();
         Ok(Arc::new(MainSession {
@@ -239,7 +250,11 @@ impl Runtime {
             .and_then(|m| m.get(session_id).cloned());
         match entry {
             Some((token, ctx)) => {
-                ctx.record_cancel(reason);
+                // A child still waiting for a slot has no trace yet; its parent records
+                // `subagent_cancelled` for it.
+                if let Some(ctx) = ctx {
+                    ctx.record_cancel(reason);
+                }
                 token.cancel();
                 true
             }
@@ -257,7 +272,14 @@ impl Runtime {
 
     fn register(&self, ctx: &Arc<agent::AgentCtx>, token: CancellationToken) {
         if let Ok(mut m) = self.live.lock() {
-            m.insert(ctx.session_id.clone(), (token, ctx.clone()));
+            m.insert(ctx.session_id.clone(), (token, Some(ctx.clone())));
+        }
+    }
+
+    /// Makes a subagent that is not running yet (waiting for a slot) cancellable by its id.
+    fn register_pending(&self, session_id: &str, token: CancellationToken) {
+        if let Ok(mut m) = self.live.lock() {
+            m.insert(session_id.to_string(), (token, None));
         }
     }
 
@@ -273,8 +295,9 @@ pub struct MainSession {
     ctx: Arc<agent::AgentCtx>,
     history: tokio::sync::Mutex<Vec<Message>>,
     cancel: Mutex<CancellationToken>,
-    /// The cancel token of a run announced with [`MainSession::begin_run`] but not started yet.
-    prepared: Mutex<Option<CancellationToken>>,
+    /// The cancel token and run id of a run announced with [`MainSession::begin_run`] but not
+    /// started yet.
+    prepared: Mutex<Option<(CancellationToken, String)>>,
 }
 
 impl MainSession {
@@ -295,20 +318,20 @@ impl MainSession {
             .try_lock()
             .map_err(|_| RuntimeError::Busy(self.ctx.session_id.clone()))?;
         let prepared = self.prepared.lock().ok().and_then(|mut p| p.take());
-        let token = match prepared {
-            Some(token) => token,
-            None => self.install_token(),
+        let (token, run_id) = match prepared {
+            Some(prepared) => prepared,
+            None => self.prepare(),
         };
-        let run_id = new_id("r");
-        self.ctx.trace.set_run_id(run_id.clone());
         let runtime = self.ctx.runtime.clone();
         let outcome = agent::run_main(&self.ctx, &mut history, prompt, token).await;
         runtime.unregister(&self.ctx.session_id);
+        // Hosts print these (the CLI to stdout, into CI logs): a key the model quoted must not
+        // reach them any more than it reaches the trace.
         Ok(RunOutcome {
             run_id,
             terminal_reason: outcome.terminal_reason,
-            final_text: outcome.final_text,
-            error: outcome.error,
+            final_text: outcome.final_text.map(|t| runtime.redact(&t)),
+            error: outcome.error.map(|e| runtime.redact(&e)),
             usage: outcome.usage_with_descendants,
         })
     }
@@ -317,10 +340,18 @@ impl MainSession {
     /// calls this first, so a cancel arriving before that task is polled is not lost. Call it only
     /// when no run of this session is in progress (hosts already refuse a second concurrent run).
     pub fn begin_run(&self) {
-        let token = self.install_token();
+        let prepared = self.prepare();
         if let Ok(mut p) = self.prepared.lock() {
-            *p = Some(token);
+            *p = Some(prepared);
         }
+    }
+
+    /// A new run id, set on the trace before the run can be cancelled so a `cancel_requested`
+    /// carries the id of the run it cancels, and the run's cancel token.
+    fn prepare(&self) -> (CancellationToken, String) {
+        let run_id = new_id("r");
+        self.ctx.trace.set_run_id(run_id.clone());
+        (self.install_token(), run_id)
     }
 
     /// A fresh cancel token for the next run (a cancelled token stays cancelled), registered so
