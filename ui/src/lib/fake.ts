@@ -84,6 +84,14 @@ const FILES: Record<string, { total: number; lines: Record<number, string> }> = 
       32: '    }',
     },
   },
+  // Long enough that a citation near its end lies past the first 5000-line window the backend returns.
+  'src/tables.rs': {
+    total: 8000,
+    lines: {
+      7001: '/// Status codes the parser accepts; anything else is a 400.',
+      7002: 'pub const STATUS: [u16; 63] = [',
+    },
+  },
   'src/timeout.rs': {
     total: 120,
     lines: {
@@ -340,6 +348,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     pickFolder: async () => DEMO_ROOT,
     async startRun(_prompt, onEvents) {
       needProject();
+      // As the app checks before a run: a hosted main model needs a key.
+      const local = /^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(settings.main.base_url);
+      if (keys.main.state !== 'present' && !local) throw new ApiError('missing_key', 'no API key for the main model; add one in Settings');
       const sessionId = 'main-7f3a';
       const demo = demoRunInteractive(Date.now() + 150, sessionId);
       player = new Player(onEvents);
@@ -378,13 +389,20 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     async answerApproval(sessionId, callId, answer) {
       if (player === null || rest === null || sessionId !== liveId || callId !== 'call_edit1')
-        throw new ApiError('not_found', `no pending approval ${callId} in session ${sessionId}`);
+        throw new ApiError('no_such_approval', `no approval is waiting for call ${callId} of session ${sessionId} (answered already, or the run ended)`);
       player.push(rest(answer, Date.now() + 50));
       rest = null;
     },
     async listSessions() {
       needProject();
-      return [...history.values()].map((h) => h.summary).sort((a, b) => b.started_ms - a.started_ms);
+      // Like the app: the live session is running until its latest run has ended.
+      const running = (h: { summary: SessionSummary; records: TraceRecord[] }) => {
+        const own = h.records.filter((r) => r.session_id === h.summary.session_id && (r.event.type === 'run_started' || r.event.type === 'run_ended'));
+        return own.length === 0 || own[own.length - 1].event.type === 'run_started';
+      };
+      return [...history.values()]
+        .map((h) => (h.summary.session_id === liveId ? { ...h.summary, status: running(h) ? ('running' as const) : ('completed' as const) } : h.summary))
+        .sort((a, b) => b.started_ms - a.started_ms);
     },
     async loadSession(sessionId) {
       const h = history.get(sessionId);
@@ -400,7 +418,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
           if (r.session_id === sessionId && r.event.type === 'tool_call_end' && r.event.call_id === callId) return r.event.output;
         }
       }
-      throw new ApiError('not_found', `no tool call ${callId} in session ${sessionId}`);
+      const known = [...history.values()].some((h) => h.records.some((r) => r.session_id === sessionId));
+      // The app's two answers: no trace file for that session, or no such call in it.
+      if (!known) throw new ApiError('not_found', `unknown session \`${sessionId}\``);
+      throw new ApiError('not_found', `no tool call \`${callId}\` in session \`${sessionId}\``);
     },
     async deleteSession(sessionId) {
       if (!history.delete(sessionId)) throw new ApiError('not_found', `no session ${sessionId}`);
@@ -415,7 +436,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const lines: string[] = [];
       for (let i = 1; i <= f.total; i += 1) lines.push(f.lines[i] ?? FILLER[i % FILLER.length]);
       const s = Math.max(1, startLine ?? 1);
-      const e = Math.min(f.total, endLine ?? f.total);
+      // Like the app: at most 5000 lines per call.
+      const e = Math.min(f.total, endLine ?? f.total, s + 4999);
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };
     },
     revealFile: async () => undefined,

@@ -1,11 +1,16 @@
 //! App state shared by the views: the backend, the open project, the session tree of the live or
 //! replayed run (records are queued and reduced once per animation frame), selection and the clock.
+//!
+//! The run this window started (its "live run") keeps its own tree: its records go on arriving while
+//! the person looks at a past session, another project or a blank new session, so it can be shown again
+//! as it is now (History row, reopening its project) instead of being stranded.
 
+import { SvelteSet } from 'svelte/reactivity';
 import type { Backend } from './api';
-import { toApiError } from './api';
+import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
-import type { FileWindow, ProjectInfo, Settings, TraceRecord } from './types';
+import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
 
@@ -23,6 +28,36 @@ export interface Notice {
   text: string;
 }
 
+/** Lines the file viewer asks for above a cited line, so the citation has context to scroll within. */
+export const FILE_CONTEXT_BEFORE = 200;
+/** Lines asked for below the end of a citation (the backend returns at most 5000 per call). */
+export const FILE_CONTEXT_AFTER = 2000;
+
+/** Error codes of a send that a visit to Settings fixes (no key, no model, a setting the backend refuses). */
+const SETTINGS_CODES: ReadonlySet<string> = new Set(['missing_key', 'not_configured', 'invalid_key', 'invalid_settings', 'keychain_unavailable']);
+
+/** Why the last send failed, shown under the prompt box (which keeps the prompt). */
+export interface SendError {
+  code: ApiError['code'];
+  message: string;
+  /** True when the fix is in Settings (the view offers to go there). */
+  settings: boolean;
+}
+
+/** A run this window started; `queue` holds records not reduced yet. */
+class LiveRun {
+  sessionId: string | null = null;
+  tree: TreeState = emptyState();
+  queue: TraceRecord[] = [];
+  running = true;
+  readonly project: ProjectInfo | null;
+  constructor(project: ProjectInfo | null) {
+    this.project = project;
+  }
+}
+
+const outputKey = (sessionId: string | null, callId: string) => `${sessionId ?? ''}\u0000${callId}`;
+
 export class AppStore {
   backend: Backend;
   view = $state<View>('start');
@@ -30,25 +65,44 @@ export class AppStore {
   settings = $state<Settings | null>(null);
   /** True when no usable main model is configured (no key for a provider that needs one). */
   needsSetup = $state(false);
+  /** The tree shown: the live run's, or a replayed session's. */
   tree = $state.raw<TreeState>(emptyState());
   sessionId = $state<string | null>(null);
+  /** The shown session has a run in progress (the Stop button shows). */
   running = $state(false);
   readOnly = $state(false);
+  /** The shown replay is of a session the app is still running, whose live view this window no longer has. */
+  stillRunning = $state(false);
+  /** The live run is what is shown. */
+  liveShown = $state(false);
+  /** The live run's session (null before it has started or when there is none). */
+  liveSessionId = $state<string | null>(null);
+  /** The project the live run works in. */
+  liveProject = $state.raw<ProjectInfo | null>(null);
+  liveRunning = $state(false);
   selected = $state<string | null>(null);
   file = $state<FileView | null>(null);
   now = $state(Date.now());
   error = $state<string | null>(null);
+  sendError = $state<SendError | null>(null);
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
   notices = $state<Notice[]>([]);
   private noticeId = 0;
+  /**
+   * Tool calls whose rows are expanded, by session and call id. Kept here rather than in the row: the
+   * virtual lists unmount rows scrolled out of view, and a row scrolled back must come back as it was.
+   */
+  readonly expanded = new SvelteSet<string>();
+  /** Approvals answered from this window (by session and call id): their buttons stay disabled. */
+  readonly answered = new SvelteSet<string>();
 
   /** Full outputs that replay left out, fetched when their tool call is expanded. */
   readonly toolOutputs: ToolOutputCache;
 
-  private queue: TraceRecord[] = [];
-  /** Bumped whenever the shown session is replaced, so a still-streaming earlier run cannot write into it. */
-  private generation = 0;
+  private live: LiveRun | null = null;
   private frame: number | null = null;
+  /** Bumped per `openFile`, so a slow answer for an earlier file cannot replace a later one. */
+  private fileSeq = 0;
   private clock: ReturnType<typeof setInterval> | null = null;
 
   constructor(backend: Backend) {
@@ -70,31 +124,35 @@ export class AppStore {
     this.error = toApiError(e).message;
   }
 
-  /** A sink for one run's channel: queues its records while that run's session is still the one shown. */
-  private sink(): (batch: TraceRecord[]) => void {
-    const gen = this.generation;
+  /** A sink for one run's channel: its records are kept with that run, reduced while it is the live one. */
+  private sink(run: LiveRun): (batch: TraceRecord[]) => void {
     return (batch) => {
-      if (gen === this.generation) this.ingest(batch);
+      for (const r of batch) run.queue.push(r);
+      if (run === this.live) this.schedule();
     };
   }
 
-  /** Queues live records; they are reduced together on the next animation frame. */
-  ingest = (batch: TraceRecord[]): void => {
-    for (const r of batch) this.queue.push(r);
+  private schedule(): void {
     if (this.frame === null) {
       const raf = typeof requestAnimationFrame === 'function' ? requestAnimationFrame : (f: () => void) => setTimeout(f, 16);
       this.frame = raf(() => this.flush()) as unknown as number;
     }
-  };
+  }
 
   flush(): void {
     this.frame = null;
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    this.queue = [];
-    this.tree = applyRecords(this.tree, batch);
-    const root = this.tree.rootId === null ? undefined : this.tree.nodes.get(this.tree.rootId);
-    if (root !== undefined && root.endedMs !== null && root.status !== 'running') this.running = false;
+    const run = this.live;
+    if (run === null || run.queue.length === 0) return;
+    const batch = run.queue;
+    run.queue = [];
+    run.tree = applyRecords(run.tree, batch);
+    const root = run.tree.rootId === null ? undefined : run.tree.nodes.get(run.tree.rootId);
+    if (root !== undefined && root.endedMs !== null && root.status !== 'running') run.running = false;
+    this.liveRunning = run.running;
+    if (this.liveShown) {
+      this.tree = run.tree;
+      this.running = run.running;
+    }
   }
 
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
@@ -107,10 +165,12 @@ export class AppStore {
     }
   }
 
+  /** Opens a project; the live run's own project comes back with the live run shown. */
   async openProject(path: string): Promise<void> {
     try {
-      this.setProject(await this.backend.openProject(path));
-      this.reset();
+      const p = await this.backend.openProject(path);
+      this.setProject(p);
+      if (!(this.liveProject?.root === p.root && this.showLive())) this.reset();
       this.view = 'session';
     } catch (e) {
       this.fail(e);
@@ -119,7 +179,7 @@ export class AppStore {
 
   /**
    * A second `canopy FOLDER` opened another project in the app: follow it. A run still going in the old
-   * project keeps running in the app; it stays reachable through that project's History.
+   * project keeps running in the app, and comes back into view when that project is opened again.
    */
   projectOpened(p: ProjectInfo): void {
     const before = this.project;
@@ -127,14 +187,15 @@ export class AppStore {
       this.setProject(p);
       return;
     }
-    const leftRunning = this.running && !this.readOnly && before !== null;
+    const leftRunning = this.liveRunning && this.liveProject !== null && this.liveProject.root !== p.root;
+    const runIn = this.liveProject;
     this.setProject(p);
-    this.reset();
+    if (!(this.liveProject?.root === p.root && this.showLive())) this.reset();
     this.view = 'session';
     this.notify(
       'info',
-      leftRunning
-        ? `Opened ${p.name} from the command line. The run in ${before.name} is still going; open ${before.name} again to find it in History.`
+      leftRunning && runIn !== null
+        ? `Opened ${p.name} from the command line. The run in ${runIn.name} is still going; open ${runIn.name} again to get back to it.`
         : `Opened ${p.name} from the command line.`,
     );
   }
@@ -166,41 +227,131 @@ export class AppStore {
     return unlisten;
   }
 
+  /** Shows a blank new session. The live run, if any, goes on in the background (see `showLive`). */
   reset(): void {
-    this.generation += 1;
-    this.queue = [];
     this.tree = emptyState();
     this.toolOutputs.clear();
     this.sessionId = null;
     this.selected = null;
     this.running = false;
     this.readOnly = false;
+    this.stillRunning = false;
+    this.liveShown = false;
+    this.sendError = null;
     this.file = null;
   }
 
-  async send(prompt: string): Promise<void> {
+  /** Shows the live run as it is now; false when there is none. */
+  showLive(): boolean {
+    const run = this.live;
+    if (run === null) return false;
+    if (run.queue.length > 0) this.flush();
+    this.reset();
+    this.liveShown = true;
+    this.tree = run.tree;
+    this.sessionId = run.sessionId;
+    this.running = run.running;
+    this.view = 'session';
+    return true;
+  }
+
+  /** Back to the live run, reopening its project if another one is open now. */
+  async backToLive(): Promise<void> {
+    const p = this.liveProject;
+    if (p !== null && this.project?.root !== p.root) await this.openProject(p.root);
+    else this.showLive();
+  }
+
+  /** Sends a prompt: a follow-up in the live run when it is shown, else a new session. False on failure. */
+  async send(prompt: string): Promise<boolean> {
     this.error = null;
+    this.sendError = null;
+    const run = this.live;
+    if (this.liveShown && run !== null && run.sessionId !== null) {
+      const was = run.running;
+      run.running = true;
+      this.running = this.liveRunning = true;
+      try {
+        await this.backend.sendMessage(run.sessionId, prompt, this.sink(run));
+        return true;
+      } catch (e) {
+        run.running = was;
+        this.liveRunning = was;
+        if (this.liveShown && this.live === run) this.running = was;
+        this.sendFailed(e);
+        return false;
+      }
+    }
+    // Until the backend has started it, the new run's records wait in its own queue: a start that fails
+    // must not take the place of a live run that is still going.
+    const next = new LiveRun(this.project);
+    this.tree = emptyState();
+    this.running = true;
+    this.readOnly = false;
     try {
-      this.running = true;
-      this.readOnly = false;
-      if (this.sessionId === null) {
-        this.tree = emptyState();
-        const h = await this.backend.startRun(prompt, this.sink());
-        this.sessionId = h.session_id;
-      } else {
-        await this.backend.sendMessage(this.sessionId, prompt, this.sink());
+      const h = await this.backend.startRun(prompt, this.sink(next));
+      next.sessionId = h.session_id;
+      this.live = next;
+      this.liveSessionId = h.session_id;
+      this.liveProject = next.project;
+      this.liveRunning = next.running;
+      // The person may have moved on while it started (History, another project): show it only where they asked.
+      if (this.sessionId === null && !this.readOnly && this.project?.root === next.project?.root) this.showLive();
+      if (next.queue.length > 0) this.schedule();
+      return true;
+    } catch (e) {
+      if (this.sessionId === null && !this.readOnly) this.running = false;
+      this.sendFailed(e);
+      return false;
+    }
+  }
+
+  private sendFailed(e: unknown): void {
+    const err = toApiError(e);
+    this.sendError = { code: err.code, message: err.message, settings: SETTINGS_CODES.has(err.code) };
+  }
+
+  /** Stops the shown session's run: the live one, or one still running that this window shows from its trace. */
+  async stopRun(): Promise<void> {
+    const id = this.sessionId;
+    if (id === null) return;
+    const elsewhere = this.stillRunning;
+    try {
+      const stopped = await this.backend.cancelRun(id);
+      if (elsewhere) {
+        // No channel brings this run's end here: read its trace again once the app says it is over.
+        await this.reloadWhenEnded(id);
+      } else if (!stopped) {
+        // The app has nothing running for this session, so no `run_ended` will come to clear the flag.
+        if (this.live?.sessionId === id) {
+          this.live.running = false;
+          this.liveRunning = false;
+        }
+        if (this.sessionId === id) this.running = false;
       }
     } catch (e) {
-      this.running = false;
       this.fail(e);
     }
   }
 
-  async stopRun(): Promise<void> {
-    if (this.sessionId === null) return;
+  private async reloadWhenEnded(id: string): Promise<void> {
+    for (let i = 0; i < 40; i += 1) {
+      const s = (await this.backend.listSessions()).find((x) => x.session_id === id);
+      if (s === undefined || s.status !== 'running') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    if (this.sessionId === id && this.readOnly) await this.refreshReplay();
+  }
+
+  /** Reads the shown replay's trace again (for a session still running elsewhere in the app). */
+  async refreshReplay(): Promise<void> {
+    const id = this.sessionId;
+    if (id === null || !this.readOnly) return;
     try {
-      // False: the app has nothing running for this session, so no `run_ended` will come to clear the flag.
-      if (!(await this.backend.cancelRun(this.sessionId))) this.running = false;
+      const s = (await this.backend.listSessions()).find((x) => x.session_id === id);
+      const selected = this.selected;
+      await this.loadHistory(id, s?.status);
+      if (this.sessionId === id && selected !== null && this.tree.nodes.has(selected)) this.selected = selected;
     } catch (e) {
       this.fail(e);
     }
@@ -214,27 +365,80 @@ export class AppStore {
     }
   }
 
-  async loadHistory(sessionId: string): Promise<void> {
+  /** Answers an approval of the shown session once: a second click while (or after) it goes out does nothing. */
+  async answerApproval(callId: string, answer: ApprovalAnswer): Promise<void> {
+    const id = this.sessionId;
+    if (id === null || this.readOnly) return;
+    const key = outputKey(id, callId);
+    if (this.answered.has(key)) return;
+    this.answered.add(key);
+    try {
+      await this.backend.answerApproval(id, callId, answer);
+    } catch (e) {
+      // Gone already (the run ended or it was answered): nothing to answer again. Anything else may be retried.
+      if (toApiError(e).code !== 'no_such_approval') this.answered.delete(key);
+      this.fail(e);
+    }
+  }
+
+  isAnswered(callId: string): boolean {
+    return this.answered.has(outputKey(this.sessionId, callId));
+  }
+
+  isExpanded(sessionId: string | null, callId: string): boolean {
+    return this.expanded.has(outputKey(sessionId, callId));
+  }
+
+  setExpanded(sessionId: string | null, callId: string, open: boolean): void {
+    const k = outputKey(sessionId, callId);
+    if (open) this.expanded.add(k);
+    else this.expanded.delete(k);
+  }
+
+  /**
+   * Shows a session from History. The live run is shown live. A session the app is still running
+   * elsewhere (`status` `running`) is shown from its trace as it stands, not marked interrupted.
+   */
+  async loadHistory(sessionId: string, status?: SessionState): Promise<void> {
+    if (sessionId === this.liveSessionId && this.project !== null && this.liveProject?.root === this.project.root && this.showLive()) return;
     try {
       const records = await this.backend.loadSession(sessionId);
       this.reset();
+      const tree = applyRecords(emptyState(), records);
+      const still = status === 'running';
       // A stored trace without `run_ended` means the app stopped mid-run: show those nodes as interrupted.
-      this.tree = finalizeRun(applyRecords(emptyState(), records));
+      this.tree = still ? tree : finalizeRun(tree);
       this.sessionId = sessionId;
       this.readOnly = true;
+      this.stillRunning = still;
+      this.running = still;
       this.view = 'session';
     } catch (e) {
       this.fail(e);
     }
   }
 
+  /** Opens the viewer on a window of lines around the citation (the backend gives at most 5000 at once). */
   async openFile(path: string, line: number, endLine: number | null): Promise<void> {
-    this.file = { path, line, endLine: endLine ?? line, window: null, error: null };
+    const end = Math.max(endLine ?? line, line);
+    this.fileSeq += 1;
+    const seq = this.fileSeq;
+    const view: FileView = { path, line, endLine: end, window: null, error: null };
+    this.file = view;
+    const start = Math.max(1, line - FILE_CONTEXT_BEFORE);
     try {
-      const w = await this.backend.readProjectFile(path);
-      if (this.file?.path === path) this.file = { ...this.file, window: w };
+      let w: FileWindow;
+      try {
+        w = await this.backend.readProjectFile(path, start, Math.max(start, end + FILE_CONTEXT_AFTER));
+      } catch (e) {
+        // The file shrank below the cited line since it was cited: show it from the top rather than nothing.
+        if (toApiError(e).code !== 'invalid_argument' || start === 1) throw e;
+        w = await this.backend.readProjectFile(path);
+      }
+      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, window: w };
     } catch (e) {
-      if (this.file?.path === path) this.file = { ...this.file, error: toApiError(e).message };
+      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, error: toApiError(e).message };
     }
   }
 }
+

@@ -97,3 +97,167 @@ describe('app store', () => {
     expect(app.notices.length).toBe(before);
   });
 });
+
+// A run started in this window must stay reachable and honest whatever else the person opens meanwhile.
+describe('the live run while other things are shown', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+    vi.setSystemTime(1_000_000);
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  async function running() {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    expect(await app.send('look into the leak')).toBe(true);
+    await vi.advanceTimersByTimeAsync(3_000);
+    app.flush();
+    return { be, app, live: app.sessionId as string };
+  }
+  const statuses = (app: AppStore) => [...app.tree.nodes.values()].map((n) => n.status);
+
+  it('opening the running session from History shows it live again, with what arrived meanwhile', async () => {
+    const { be, app, live } = await running();
+    const before = app.tree.version;
+    const rows = await be.listSessions();
+    expect(rows.find((r) => r.session_id === live)?.status).toBe('running');
+    const past = rows.find((r) => r.status === 'completed');
+    if (past === undefined) throw new Error('the demo history has no completed session');
+    await app.loadHistory(past.session_id, past.status);
+    expect(app.readOnly).toBe(true);
+    expect(app.sessionId).toBe(past.session_id);
+    await vi.advanceTimersByTimeAsync(10_000);
+    app.flush();
+    // Still the replay on screen: the live records went to the live run only.
+    expect(app.sessionId).toBe(past.session_id);
+
+    await app.loadHistory(live, 'running');
+    expect(app.liveShown).toBe(true);
+    expect(app.readOnly).toBe(false);
+    expect(app.sessionId).toBe(live);
+    expect(app.running).toBe(true);
+    expect(app.tree.version).toBeGreaterThan(before);
+    expect(statuses(app)).not.toContain('interrupted');
+    expect(app.tree.nodes.get(live)?.status).toBe('running');
+  });
+
+  it('a session the app still runs elsewhere opens read-only as running, not interrupted; Stop then shows how it ended', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    // main-0c55's trace stops mid-run; the app says whether a run of it is still going.
+    await app.loadHistory('main-0c55', 'running');
+    expect(app.readOnly).toBe(true);
+    expect(app.stillRunning).toBe(true);
+    expect(app.running).toBe(true);
+    expect(statuses(app)).not.toContain('interrupted');
+    expect(statuses(app)).toContain('running');
+
+    const stop = app.stopRun();
+    await vi.advanceTimersByTimeAsync(1_000);
+    await stop;
+    // The app no longer lists it as running: read again, it is shown as it stands in its file.
+    expect(app.stillRunning).toBe(false);
+    expect(app.running).toBe(false);
+    expect(app.tree.nodes.get('main-0c55')?.status).toBe('interrupted');
+
+    // Without a running status the same trace is an interrupted one, as before.
+    await app.loadHistory('main-0c55', 'interrupted');
+    expect(app.stillRunning).toBe(false);
+    expect(statuses(app)).not.toContain('running');
+  });
+
+  it('opening another project keeps the run; reopening its project shows it live', async () => {
+    const { app, live } = await running();
+    const other = app.openProject('/home/ada/work/billing-service');
+    await vi.advanceTimersByTimeAsync(100);
+    await other;
+    expect(app.project?.name).toBe('billing-service');
+    expect(app.sessionId).toBeNull();
+    expect(app.tree.nodes.size).toBe(0);
+    expect(app.liveRunning).toBe(true);
+    const version = app.tree.version;
+    await vi.advanceTimersByTimeAsync(10_000);
+    app.flush();
+    expect(app.tree.version).toBe(version);
+
+    const back = app.backToLive();
+    await vi.advanceTimersByTimeAsync(100);
+    await back;
+    expect(app.project?.root).toBe(DEMO_ROOT);
+    expect(app.liveShown).toBe(true);
+    expect(app.sessionId).toBe(live);
+    expect(app.tree.nodes.get(live)?.status).toBe('running');
+  });
+
+  it('a failed send keeps the live run and says what to fix', async () => {
+    const { be, app, live } = await running();
+    app.reset();
+    await be.deleteApiKey('main');
+    expect(await app.send('a second task')).toBe(false);
+    expect(app.sendError).toEqual({ code: 'missing_key', message: 'no API key for the main model; add one in Settings', settings: true });
+    expect(app.running).toBe(false);
+    expect(app.liveSessionId).toBe(live);
+    expect(app.liveRunning).toBe(true);
+    app.showLive();
+    expect(app.sessionId).toBe(live);
+    expect(app.sendError).toBeNull();
+  });
+
+  it('an approval is answered once, however often its buttons are clicked', async () => {
+    const { be, app } = await running();
+    await vi.advanceTimersByTimeAsync(60_000);
+    app.flush();
+    const root = app.tree.nodes.get(app.tree.rootId as string);
+    expect(root?.pendingApprovals).toBe(1);
+    const spy = vi.spyOn(be, 'answerApproval');
+    expect(app.isAnswered('call_edit1')).toBe(false);
+    const a = app.answerApproval('call_edit1', 'allow_once');
+    const b = app.answerApproval('call_edit1', 'allow_once');
+    expect(app.isAnswered('call_edit1')).toBe(true);
+    await Promise.all([a, b]);
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(app.error).toBeNull();
+  });
+});
+
+describe('file viewer window', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('asks for the lines around a citation past the first 5000, so the cited line is in the window', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const spy = vi.spyOn(be, 'readProjectFile');
+    const f = app.openFile('src/tables.rs', 7001, 7002);
+    await vi.advanceTimersByTimeAsync(100);
+    await f;
+    expect(spy).toHaveBeenCalledWith('src/tables.rs', 6801, 9002);
+    const w = app.file?.window;
+    if (w == null) throw new Error(`no window: ${app.file?.error}`);
+    expect(w.start_line).toBe(6801);
+    expect(w.lines[7001 - w.start_line]).toBe('/// Status codes the parser accepts; anything else is a 400.');
+    expect(w.lines[7002 - w.start_line]).toBe('pub const STATUS: [u16; 63] = [');
+
+    // Near the top the window starts at line 1.
+    const g = app.openFile('src/pool.rs', 30, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await g;
+    expect(app.file?.window?.start_line).toBe(1);
+    expect(app.file?.window?.lines[29]).toBe('    pub fn remove(&mut self, id: usize) -> Option<Connection> {');
+  });
+});

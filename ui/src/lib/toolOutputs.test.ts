@@ -64,6 +64,18 @@ describe('tool output cache', () => {
     expect(calls.length).toBe(2);
   });
 
+  it('says plainly when the session\'s trace file is gone, and keeps other reasons as the backend gave them', async () => {
+    const { calls, fetch } = manualFetch();
+    const c = new ToolOutputCache(fetch);
+    const gone = c.load('s-0000000000000000', 'call_1');
+    const missingCall = c.load('s1', 'call_9');
+    // What load_tool_output answers when the file is not there (trace_reader: UnknownSession -> not_found).
+    calls[0].reject({ code: 'not_found', message: 'unknown session `s-0000000000000000`' });
+    calls[1].reject({ code: 'not_found', message: 'no tool call `call_9` in session `s1`' });
+    expect(await gone).toEqual({ state: 'error', message: 'The trace file of this session is gone, so this result cannot be shown.' });
+    expect(await missingCall).toEqual({ state: 'error', message: 'no tool call `call_9` in session `s1`' });
+  });
+
   it('drops answers that arrive after clear (another session is shown)', async () => {
     const { calls, fetch } = manualFetch();
     const c = new ToolOutputCache(fetch);

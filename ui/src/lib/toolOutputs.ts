@@ -3,12 +3,23 @@
 //! fetched at most once per session shown: a success is kept, concurrent asks share one request, and a
 //! failure is kept too (so re-expanding does not hammer a missing trace) until `retry`.
 
-import { toApiError } from './api';
+import { toApiError, type ApiError } from './api';
 
 export type ToolOutput =
   | { state: 'loading' }
   | { state: 'ready'; text: string }
   | { state: 'error'; message: string };
+
+/**
+ * What a failed fetch says to a person. The backend answers `not_found` "unknown session `s-…`" when the
+ * session's trace file is gone (deleted or moved since the replay was opened): an id means nothing to them.
+ */
+export function outputErrorText(e: ApiError): string {
+  if (e.code === 'not_found' && e.message.startsWith('unknown session')) {
+    return 'The trace file of this session is gone, so this result cannot be shown.';
+  }
+  return e.message;
+}
 
 export type FetchOutput = (sessionId: string, callId: string) => Promise<string>;
 
@@ -45,7 +56,7 @@ export class ToolOutputCache {
     const gen = this.generation;
     const p = this.fetch(sessionId, callId).then(
       (text): ToolOutput => ({ state: 'ready', text }),
-      (e: unknown): ToolOutput => ({ state: 'error', message: toApiError(e).message }),
+      (e: unknown): ToolOutput => ({ state: 'error', message: outputErrorText(toApiError(e)) }),
     );
     const settled = p.then((out) => {
       if (gen === this.generation) {
