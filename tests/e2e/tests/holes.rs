@@ -150,3 +150,278 @@ async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers
     );
     assert_eq!(tool_end_status(&ran, "Read"), Some(ToolStatus::Cancelled));
 }
+
+fn task(description: &str, prompt: &str) -> canopy_test_support::ScriptedCall {
+    call(
+        "Task",
+        json!({"description": description, "prompt": prompt, "subagent_type": "explore"}),
+    )
+}
+
+fn explore_result(summary: &str) -> String {
+    json!({"status": "completed", "summary": summary, "findings": [summary], "evidence": ["README.md:1"], "unresolved_questions": []}).to_string()
+}
+
+fn explore_rule(marker: &str) -> Rule {
+    Rule::new(marker)
+        .system_contains("explore subagent")
+        .first_user_contains(marker)
+}
+
+fn task_errors(ran: &Ran) -> Vec<String> {
+    ran.events(&ran.root)
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::ToolCallEnd {
+                tool,
+                status: ToolStatus::Error,
+                output,
+                ..
+            } if tool == "Task" => Some(output.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![
+                    task("One", "TASK-1"),
+                    task("Two", "TASK-2"),
+                    task("Three", "TASK-3"),
+                ]))
+                .turn(Turn::text("done")),
+        )
+        .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(explore_result("ok"))));
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.parallelism = 1;
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    assert_eq!(ran.children().len(), 2, "only two of the three were started");
+    let errors = task_errors(&ran);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("too many Task calls in one turn: at most 2"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[tokio::test]
+async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![task("First", "TASK-FIRST")]).usage(300, 20))
+                .turn(Turn::tools(vec![task("Second", "TASK-SECOND")]).usage(400, 20))
+                .turn(Turn::text("done with what I have").usage(500, 20)),
+        )
+        .rule(explore_rule("TASK-FIRST").turn(Turn::text(explore_result("big")).usage(9_000, 500)))
+        .rule(explore_rule("TASK-SECOND").turn(Turn::text(explore_result("never"))));
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.profile_overrides
+            .insert("main".into(), main_budgets(60, 10_000, 300_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    let children = ran.children();
+    assert_eq!(children.len(), 1, "the second child was never requested: {:?}", task_errors(&ran));
+    // The first child could only spend what was left of the parent's 10,000 tokens.
+    let child_total = ran.find(&children[0], |e| match e {
+        TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_total_tokens),
+        _ => None,
+    });
+    assert_eq!(child_total, Some(10_000 - 320));
+    let errors = task_errors(&ran);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains("token budget for itself and its subagents is used up (10240 of 10000 tokens)"),
+        "{}",
+        errors[0]
+    );
+}
+
+#[tokio::test]
+async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_being_killed() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![task("Slow reader", "TASK-SLOW")]))
+                .turn(Turn::text("done")),
+        )
+        // The child's final call (its budget ran out) answers at once; its ordinary call never does.
+        .rule(
+            Rule::new("final")
+                .system_contains("your budget is exhausted")
+                .turn(Turn::text(explore_result("what I read so far"))),
+        )
+        .rule(
+            explore_rule("TASK-SLOW")
+                .turn(Turn::text(explore_result("too late")).first_byte_delay_ms(20_000)),
+        );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.final_call_grace_ms = 2_000;
+        rs.profile_overrides
+            .insert("main".into(), main_budgets(60, 2_000_000, 6_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let child = &ran.children()[0];
+    // 6 s for the parent, minus the child's 2 s final-call grace and 2 s to hand over.
+    let wall = ran
+        .find(child, |e| match e {
+            TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_wall_time_ms),
+            _ => None,
+        })
+        .expect("child started");
+    assert!((1_000..=2_000).contains(&wall), "child wall time {wall} ms");
+    let done = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentCompleted {
+            terminal_reason,
+            result,
+            ..
+        } => Some((*terminal_reason, result.status, result.summary.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        done,
+        Some((
+            TerminalReason::TimeBudget,
+            ResultStatus::Partial,
+            "what I read so far".to_string()
+        ))
+    );
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    assert_eq!(ran.outcome.final_text.as_deref(), Some("done"));
+}
+
+#[tokio::test]
+async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![
+                    task("Running", "TASK-RUN"),
+                    task("Queued", "TASK-QUEUED"),
+                ]))
+                .turn(Turn::text("done")),
+        )
+        .rule(explore_rule("TASK-RUN").turn(Turn::text(explore_result("ran")).first_byte_delay_ms(1_000)))
+        .rule(explore_rule("TASK-QUEUED").turn(Turn::text(explore_result("should not run"))));
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.parallelism = 1;
+    });
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let flag = cancelled.clone();
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        None,
+        "go",
+        move |r, rt| {
+            if let TraceEvent::SubagentRequested {
+                child_session_id,
+                description,
+                ..
+            } = &r.event
+            {
+                if description == "Queued" {
+                    flag.store(rt.cancel(child_session_id, "user"), Ordering::SeqCst);
+                }
+            }
+        },
+    )
+    .await;
+    assert!(
+        cancelled.load(Ordering::SeqCst),
+        "Runtime::cancel found the queued child"
+    );
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    let queued = ran.children()[1].clone();
+    let root = ran.events(&ran.root);
+    assert!(!root.iter().any(|e| matches!(e, TraceEvent::SubagentStarted { child_session_id, .. } if *child_session_id == queued)), "it never started");
+    assert!(root.iter().any(|e| matches!(e, TraceEvent::SubagentCancelled { child_session_id, .. } if *child_session_id == queued)));
+    assert!(root.iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })), "its sibling finished");
+    assert!(
+        ran.events(&queued).is_empty(),
+        "no trace of its own: it never ran"
+    );
+    assert_eq!(
+        server.requests().len(),
+        3,
+        "two main calls and the running child's one"
+    );
+}
+
+#[tokio::test]
+async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::text("login takes one argument.")),
+        )
+        .rule(Rule::new("verify").system_contains("verify subagent").turn(Turn::text(
+            json!({"verdict": "FAIL", "reasons": ["wrong"], "summary": "checked", "findings": [], "evidence": [], "unresolved_questions": []}).to_string(),
+        )));
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.verification_gate = true;
+        rs.final_call_grace_ms = 2_000;
+        rs.profile_overrides
+            .insert("main".into(), main_budgets(60, 2_000_000, 3_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    assert_eq!(
+        ran.outcome.final_text.as_deref(),
+        Some("login takes one argument.")
+    );
+    let skipped = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentFailed {
+            error,
+            terminal_reason,
+            ..
+        } => Some((error.clone(), *terminal_reason)),
+        _ => None,
+    });
+    let (error, reason) = skipped.expect("the skipped verification is recorded");
+    assert_eq!(reason, TerminalReason::TimeBudget);
+    assert!(error.contains("of this agent's wall time are left"), "{error}");
+    assert!(!server
+        .requests()
+        .iter()
+        .any(|r| r.body.to_string().contains("verify subagent")));
+}

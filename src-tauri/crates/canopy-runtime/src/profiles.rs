@@ -259,13 +259,46 @@ pub fn builtin_profiles() -> Result<Vec<RuntimeProfile>, RuntimeError> {
     ])
 }
 
-/// A project profile file that could not be used.
+/// A project profile file that could not be used, or (`loaded: true`) one that is used with a
+/// change the person should know about.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProfileLoadError {
     /// The file.
     pub path: PathBuf,
     /// Why.
     pub reason: String,
+    /// `true` for a warning: the profile was loaded anyway (e.g. with budgets lowered to the
+    /// ceiling); `false` when the file was rejected.
+    pub loaded: bool,
+}
+
+/// The most a project profile may ask for: the built-in main agent's limits. A cloned repository's
+/// `.canopy/agents/*.md` must not be able to hand a subagent a budget far beyond the main agent's.
+pub const PROJECT_BUDGET_CEILING: Budgets = MAIN_BUDGETS;
+
+/// Lowers each budget above the ceiling to it; returns what was lowered, for the load warning.
+fn clamp_to_ceiling(b: &mut Budgets) -> Vec<String> {
+    let c = PROJECT_BUDGET_CEILING;
+    let mut lowered = Vec::new();
+    if b.max_steps > c.max_steps {
+        lowered.push(format!("max_steps {} -> {}", b.max_steps, c.max_steps));
+        b.max_steps = c.max_steps;
+    }
+    for (name, value, ceiling) in [
+        (
+            "max_context_tokens",
+            &mut b.max_context_tokens,
+            c.max_context_tokens,
+        ),
+        ("max_total_tokens", &mut b.max_total_tokens, c.max_total_tokens),
+        ("max_wall_time_ms", &mut b.max_wall_time_ms, c.max_wall_time_ms),
+    ] {
+        if *value > ceiling {
+            lowered.push(format!("{name} {value} -> {ceiling}"));
+            *value = ceiling;
+        }
+    }
+    lowered
 }
 
 /// Loads `.canopy/agents/*.md` from a project. Each file has a front matter block between `---` lines
@@ -288,14 +321,32 @@ pub fn load_project_profiles(project_root: &Path) -> (Vec<RuntimeProfile>, Vec<P
     paths.sort();
     for path in paths {
         match parse_profile_file(&path) {
-            Ok(p) => profiles.push(p),
-            Err(reason) => errors.push(ProfileLoadError { path, reason }),
+            Ok((p, lowered)) => {
+                if !lowered.is_empty() {
+                    errors.push(ProfileLoadError {
+                        path,
+                        reason: format!(
+                            "profile `{}` is used with lower budgets: {} (project profiles may not exceed the main agent's limits)",
+                            p.name(),
+                            lowered.join(", ")
+                        ),
+                        loaded: true,
+                    });
+                }
+                profiles.push(p);
+            }
+            Err(reason) => errors.push(ProfileLoadError {
+                path,
+                reason,
+                loaded: false,
+            }),
         }
     }
     (profiles, errors)
 }
 
-fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
+/// A parsed profile and the budgets that were lowered to the ceiling.
+fn parse_profile_file(path: &Path) -> Result<(RuntimeProfile, Vec<String>), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))?;
     let text = text.replace("\r\n", "\n");
     let rest = text
@@ -375,7 +426,7 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
                 .map_err(|_| format!("`{key}` must be a whole number, not `{v}`")),
         }
     };
-    let budgets = Budgets {
+    let mut budgets = Budgets {
         max_steps: num("max_steps", EXPLORE_BUDGETS.max_steps as u64)?.min(u32::MAX as u64) as u32,
         max_context_tokens: num("max_context_tokens", EXPLORE_BUDGETS.max_context_tokens)?,
         max_total_tokens: num("max_total_tokens", EXPLORE_BUDGETS.max_total_tokens)?,
@@ -386,6 +437,7 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
             "`{name}` is a built-in profile name; choose another"
         ));
     }
+    let lowered = clamp_to_ceiling(&mut budgets);
     RuntimeProfile::new(ProfileSpec {
         name,
         description: fields.get("description").cloned().unwrap_or_default(),
@@ -397,6 +449,7 @@ fn parse_profile_file(path: &Path) -> Result<RuntimeProfile, String> {
         read_only: true,
         source: Some(path.to_path_buf()),
     })
+    .map(|p| (p, lowered))
     .map_err(|e| match e {
         RuntimeError::InvalidProfile { reason, .. } => reason,
         other => other.to_string(),
@@ -462,11 +515,43 @@ mod tests {
         assert_eq!(ok[0].name(), "docs");
         assert_eq!(ok[0].budgets().max_steps, 5);
         assert_eq!(bad.len(), 1);
+        assert!(!bad[0].loaded);
         assert!(bad[0].path.ends_with("evil.md"));
         assert!(
             bad[0].reason.contains("`Bash` mutates the project"),
             "{}",
             bad[0].reason
+        );
+    }
+
+    #[test]
+    fn project_budgets_above_the_main_agents_are_lowered_with_a_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        let agents = dir.path().join(".canopy/agents");
+        std::fs::create_dir_all(&agents).unwrap();
+        std::fs::write(
+            agents.join("greedy.md"),
+            "---\nname: greedy\nmax_steps: 500\nmax_total_tokens: 100_000_000\nmax_wall_time_ms: 1000\n---\nSearch everything.\n",
+        )
+        .unwrap();
+        let (ok, warnings) = load_project_profiles(dir.path());
+        assert_eq!(ok.len(), 1, "the profile is still used");
+        let b = ok[0].budgets();
+        assert_eq!(
+            (b.max_steps, b.max_total_tokens, b.max_wall_time_ms),
+            (MAIN_BUDGETS.max_steps, MAIN_BUDGETS.max_total_tokens, 1000),
+            "only the budgets above the ceiling are lowered"
+        );
+        assert_eq!(warnings.len(), 1);
+        assert!(warnings[0].loaded);
+        assert!(
+            warnings[0].reason.contains("max_steps 500 -> 60")
+                && warnings[0]
+                    .reason
+                    .contains("max_total_tokens 100000000 -> 2000000")
+                && !warnings[0].reason.contains("max_wall_time_ms"),
+            "{}",
+            warnings[0].reason
         );
     }
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 /// Size and mtime of every file the walk sees (`.git/` excluded; ignored files included only if they
 /// are not under an ignored directory, to keep the walk cheap on large trees).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Snapshot(BTreeMap<String, (u64, Option<SystemTime>)>);
 
 impl Snapshot {
@@ -19,6 +19,16 @@ impl Snapshot {
     /// Walks the project, leaving out `exclude` (the trace folder, when it lies inside the project:
     /// traces grow while a child runs, which is not the child's doing).
     pub fn take_excluding(root: &Path, exclude: Option<&Path>) -> Snapshot {
+        Snapshot::take_cancellable(root, exclude, &|| false).unwrap_or_default()
+    }
+
+    /// Like [`Snapshot::take_excluding`], but gives up (`None`) as soon as `stop` says so: a walk
+    /// of a big tree takes seconds, which a cancel must not wait for.
+    pub fn take_cancellable(
+        root: &Path,
+        exclude: Option<&Path>,
+        stop: &dyn Fn() -> bool,
+    ) -> Option<Snapshot> {
         let mut files = BTreeMap::new();
         let exclude = exclude.map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
         let walk = ignore::WalkBuilder::new(root)
@@ -31,6 +41,9 @@ impl Snapshot {
             })
             .build();
         for entry in walk.flatten() {
+            if stop() {
+                return None;
+            }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
@@ -43,7 +56,7 @@ impl Snapshot {
                 .replace('\\', "/");
             files.insert(rel, (meta.len(), meta.modified().ok()));
         }
-        Snapshot(files)
+        Some(Snapshot(files))
     }
 
     /// Paths added, removed or modified between `self` (before) and `after`.
@@ -85,5 +98,18 @@ mod tests {
             changes,
             ["a.txt (modified)", "b.txt (removed)", "c.txt (added)"]
         );
+    }
+
+    #[test]
+    fn a_stopped_walk_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "a").unwrap();
+        assert_eq!(
+            Snapshot::take_cancellable(dir.path(), None, &|| true),
+            None
+        );
+        let full = Snapshot::take_cancellable(dir.path(), None, &|| false).unwrap();
+        assert_eq!(full, Snapshot::take(dir.path()));
+        assert!(!full.0.is_empty());
     }
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use canopy_protocol::{
-    AgentKind, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason,
+    AgentKind, Budgets, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason,
     ToolSpec, TraceEvent, Usage, Verdict,
 };
 use canopy_tools::{Tool, ToolContext, ToolError, ToolOutput};
@@ -137,6 +137,11 @@ impl Tool for TaskTool {
                     names.join(", ")
                 ))
             })?;
+        // Refused here, before anything is recorded as requested, so the model learns at once
+        // that delegating more cannot help.
+        if let Some((why, _)) = start_refusal(&parent) {
+            return Err(ToolError::Refused(why));
+        }
         let description = args.description.trim().to_string();
         let launched = launch(
             &parent,
@@ -261,7 +266,14 @@ pub(crate) async fn launch(
         prompt: prompt.clone(),
     });
     let requested = Instant::now();
+    // The child is cancellable by its id from the moment the UI shows it, also while it waits
+    // for a slot.
+    let token = cancel.child_token();
+    parent
+        .runtime
+        .register_pending(&child_session_id, token.clone());
     let not_started = |error: String, reason: TerminalReason, err: ToolError| {
+        parent.runtime.unregister(&child_session_id);
         parent.trace.emit(TraceEvent::SubagentFailed {
             tool_call_id: tool_call_id.to_string(),
             child_session_id: child_session_id.clone(),
@@ -273,22 +285,33 @@ pub(crate) async fn launch(
         });
         Launched::NotStarted(err)
     };
+    let never_started = || {
+        parent.runtime.unregister(&child_session_id);
+        parent.trace.emit(TraceEvent::SubagentCancelled {
+            tool_call_id: tool_call_id.to_string(),
+            child_session_id: child_session_id.clone(),
+            usage: Usage::default(),
+            tool_calls: 0,
+            elapsed_ms: requested.elapsed().as_millis() as u64,
+        });
+        Launched::NotStarted(ToolError::Cancelled)
+    };
     let permit = tokio::select! {
+        biased;
+        _ = token.cancelled() => return never_started(),
         p = parent.task_slots.clone().acquire_owned() => match p {
             Ok(p) => p,
             Err(_) => return not_started("the subagent pool is closed".into(), TerminalReason::Cancelled, ToolError::Cancelled),
         },
-        _ = cancel.cancelled() => {
-            parent.trace.emit(TraceEvent::SubagentCancelled {
-                tool_call_id: tool_call_id.to_string(),
-                child_session_id: child_session_id.clone(),
-                usage: Usage::default(),
-                tool_calls: 0,
-                elapsed_ms: 0,
-            });
-            return Launched::NotStarted(ToolError::Cancelled);
-        }
     };
+    if token.is_cancelled() {
+        return never_started();
+    }
+    // Siblings may have used up the parent's tree tokens or time while this one waited.
+    if let Some((why, reason)) = start_refusal(parent) {
+        return not_started(why.clone(), reason, ToolError::Refused(why));
+    }
+    let budget_caps = child_caps(parent);
     let model = match parent.runtime.models.resolve(slot) {
         Ok(m) => m,
         Err(e) => {
@@ -333,6 +356,7 @@ pub(crate) async fn launch(
         project_root: parent.project_root.clone(),
         profiles: parent.profiles.clone(),
         task_slots: parent.task_slots.clone(),
+        budget_caps,
     });
     child.emit_session_started();
     parent.trace.emit(TraceEvent::SubagentStarted {
@@ -342,26 +366,18 @@ pub(crate) async fn launch(
         model: model_info.clone(),
         budgets: child.budgets(),
     });
-    let token = cancel.child_token();
     parent.runtime.register(&child, token.clone());
-    let root = parent.project_root.clone();
-    let traces = parent.trace.bus().trace_dir().to_path_buf();
-    let before =
-        tokio::task::spawn_blocking(move || Snapshot::take_excluding(&root, Some(&traces)))
-            .await
-            .ok();
+    let before = snapshot(parent, &token).await;
     let started = Instant::now();
-    let outcome = run_child(&child, prompt, token).await;
+    let outcome = run_child(&child, prompt, token.clone()).await;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     parent.runtime.unregister(&child_session_id);
     drop(permit);
-    if let Some(before) = before {
-        let root = parent.project_root.clone();
-        let traces = parent.trace.bus().trace_dir().to_path_buf();
-        if let Ok(after) =
-            tokio::task::spawn_blocking(move || Snapshot::take_excluding(&root, Some(&traces)))
-                .await
-        {
+    // A cancelled child is not waited for: the walk can take seconds on a big tree, and a cancel
+    // (or the parent's deadline) must not.
+    let cancelled = outcome.terminal_reason == TerminalReason::Cancelled || token.is_cancelled();
+    if let (Some(before), false) = (before, cancelled) {
+        if let Some(after) = snapshot(parent, &token).await {
             let changed = before.changes(&after);
             if !changed.is_empty() {
                 child.trace.emit(TraceEvent::ReadonlyViolation {
@@ -407,6 +423,90 @@ pub(crate) async fn launch(
         fallback: model_info.fallback,
         elapsed_ms,
     }
+}
+
+/// Walks the project for the read-only check; `None` when `cancel` fires first (the walk stops).
+async fn snapshot(parent: &AgentCtx, cancel: &CancellationToken) -> Option<Snapshot> {
+    let root = parent.project_root.clone();
+    let traces = parent.trace.bus().trace_dir().to_path_buf();
+    let stop = cancel.clone();
+    let walk = tokio::task::spawn_blocking(move || {
+        Snapshot::take_cancellable(&root, Some(&traces), &|| stop.is_cancelled())
+    });
+    tokio::select! {
+        r = walk => r.ok().flatten(),
+        _ = cancel.cancelled() => None,
+    }
+}
+
+/// Time a child keeps back, beyond the final call's grace, to hand its result to the parent before
+/// the parent's own deadline (the after-snapshot, the evidence check, the Task result).
+const HANDOVER_MS: u64 = 2_000;
+/// Less wall time than this is not worth starting a subagent for.
+const MIN_CHILD_WALL_MS: u64 = 1_000;
+
+/// The wall time a child may take so that it ends, final call included, before its parent's
+/// deadline: the parent's time left minus the final call's grace and the hand-over time.
+fn wall_time_left_for_child(parent: &AgentCtx, deadline: Instant) -> (u64, u64) {
+    let left = deadline
+        .saturating_duration_since(Instant::now())
+        .as_millis() as u64;
+    let margin = parent.runtime.settings.final_call_grace_ms + HANDOVER_MS;
+    (left, left.saturating_sub(margin))
+}
+
+/// Why a subagent may not start now, from the launching run's limits: the parent's tokens and its
+/// finished children's have reached its `max_total_tokens`, or too little of its wall time is left
+/// for a child to finish before it. `None` when it may start.
+pub(crate) fn start_refusal(parent: &AgentCtx) -> Option<(String, TerminalReason)> {
+    let limits = parent.run_limits()?;
+    let budgets = parent.budgets();
+    let mut tree = limits.own_usage;
+    tree.add(&parent.descendant_usage());
+    if tree.total() >= budgets.max_total_tokens {
+        return Some((
+            format!(
+                "no subagent was started: this agent's token budget for itself and its subagents is used up ({} of {} tokens). Give your answer with what you have.",
+                tree.total(),
+                budgets.max_total_tokens
+            ),
+            TerminalReason::TokenBudget,
+        ));
+    }
+    let (left, for_child) = wall_time_left_for_child(parent, limits.deadline);
+    if for_child < MIN_CHILD_WALL_MS {
+        let margin = parent.runtime.settings.final_call_grace_ms + HANDOVER_MS;
+        return Some((
+            format!(
+                "no subagent was started: only {:.1} s of this agent's wall time are left, and a subagent needs at least {:.1} s (its own time plus {:.1} s to hand in its answer before this agent's deadline). Give your answer with what you have.",
+                left as f64 / 1000.0,
+                (MIN_CHILD_WALL_MS + margin) as f64 / 1000.0,
+                margin as f64 / 1000.0
+            ),
+            TerminalReason::TimeBudget,
+        ));
+    }
+    None
+}
+
+/// Caps on a child's budgets from its parent's run: its wall time ends before the parent's
+/// deadline (with room for its final call), and its tokens fit what is left of the parent's tree
+/// budget. `None` when the parent publishes no limits.
+fn child_caps(parent: &AgentCtx) -> Option<Budgets> {
+    let limits = parent.run_limits()?;
+    let mut tree = limits.own_usage;
+    tree.add(&parent.descendant_usage());
+    let (_, for_child) = wall_time_left_for_child(parent, limits.deadline);
+    Some(Budgets {
+        max_steps: u32::MAX,
+        max_context_tokens: u64::MAX,
+        max_total_tokens: parent
+            .budgets()
+            .max_total_tokens
+            .saturating_sub(tree.total())
+            .max(1),
+        max_wall_time_ms: for_child.max(1),
+    })
 }
 
 /// The verification gate: runs the `verify` profile on the main agent's answer. Returns the reasons
