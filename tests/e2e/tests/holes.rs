@@ -12,8 +12,7 @@ use std::time::{Duration, Instant};
 
 use canopy_e2e::*;
 use canopy_protocol::{
-    BudgetKind, Decision, DecisionSource, ProviderKind, ResultStatus, TerminalReason, ToolStatus,
-    TraceEvent,
+    Decision, DecisionSource, ProviderKind, ResultStatus, TerminalReason, ToolStatus, TraceEvent,
 };
 use canopy_test_support::{call, Rule, Script, Turn};
 use serde_json::json;
@@ -196,7 +195,11 @@ async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
                 ]))
                 .turn(Turn::text("done")),
         )
-        .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(explore_result("ok"))));
+        .rule(
+            Rule::new("child")
+                .system_contains("explore subagent")
+                .turn(Turn::text(explore_result("ok"))),
+        );
     let Scenario {
         server,
         project,
@@ -207,7 +210,11 @@ async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
     });
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
-    assert_eq!(ran.children().len(), 2, "only two of the three were started");
+    assert_eq!(
+        ran.children().len(),
+        2,
+        "only two of the three were started"
+    );
     let errors = task_errors(&ran);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
@@ -241,7 +248,12 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let children = ran.children();
-    assert_eq!(children.len(), 1, "the second child was never requested: {:?}", task_errors(&ran));
+    assert_eq!(
+        children.len(),
+        1,
+        "the second child was never requested: {:?}",
+        task_errors(&ran)
+    );
     // The first child could only spend what was left of the parent's 10,000 tokens.
     let child_total = ran.find(&children[0], |e| match e {
         TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_total_tokens),
@@ -251,7 +263,9 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
     let errors = task_errors(&ran);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
-        errors[0].contains("token budget for itself and its subagents is used up (10240 of 10000 tokens)"),
+        errors[0].contains(
+            "token budget for itself and its subagents is used up (10240 of 10000 tokens)"
+        ),
         "{}",
         errors[0]
     );
@@ -328,7 +342,10 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
                 ]))
                 .turn(Turn::text("done")),
         )
-        .rule(explore_rule("TASK-RUN").turn(Turn::text(explore_result("ran")).first_byte_delay_ms(1_000)))
+        .rule(
+            explore_rule("TASK-RUN")
+                .turn(Turn::text(explore_result("ran")).first_byte_delay_ms(1_000)),
+        )
         .rule(explore_rule("TASK-QUEUED").turn(Turn::text(explore_result("should not run"))));
     let Scenario {
         server,
@@ -369,7 +386,11 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
     let root = ran.events(&ran.root);
     assert!(!root.iter().any(|e| matches!(e, TraceEvent::SubagentStarted { child_session_id, .. } if *child_session_id == queued)), "it never started");
     assert!(root.iter().any(|e| matches!(e, TraceEvent::SubagentCancelled { child_session_id, .. } if *child_session_id == queued)));
-    assert!(root.iter().any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })), "its sibling finished");
+    assert!(
+        root.iter()
+            .any(|e| matches!(e, TraceEvent::SubagentCompleted { .. })),
+        "its sibling finished"
+    );
     assert!(
         ran.events(&queued).is_empty(),
         "no trace of its own: it never ran"
@@ -419,9 +440,400 @@ async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up
     });
     let (error, reason) = skipped.expect("the skipped verification is recorded");
     assert_eq!(reason, TerminalReason::TimeBudget);
-    assert!(error.contains("of this agent's wall time are left"), "{error}");
+    assert!(
+        error.contains("of this agent's wall time are left"),
+        "{error}"
+    );
     assert!(!server
         .requests()
         .iter()
         .any(|r| r.body.to_string().contains("verify subagent")));
+}
+
+/// A `Glob` whose output puts the test key right across the trace's 16 KiB cap.
+struct LeakyGlob;
+
+#[async_trait::async_trait]
+impl canopy_tools::Tool for LeakyGlob {
+    fn name(&self) -> &str {
+        "Glob"
+    }
+    fn spec(&self) -> canopy_protocol::ToolSpec {
+        canopy_protocol::ToolSpec {
+            name: "Glob".into(),
+            description: "glob".into(),
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn summarize(&self, _args: &serde_json::Value) -> String {
+        "Glob".into()
+    }
+    async fn run(
+        &self,
+        _args: serde_json::Value,
+        _ctx: &canopy_tools::ToolContext,
+    ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
+        Ok(canopy_tools::ToolOutput {
+            content: format!("{} {TEST_KEY} tail", "x".repeat(16 * 1024 - 12)),
+            todos: None,
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_key_across_the_trace_cap_is_redacted_whole() {
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(vec![call("Glob", json!({"pattern": "*"}))]))
+            .turn(Turn::text("done")),
+    );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime_with_tools(
+        &settings_for(&server, ProviderKind::Openai, false),
+        |_| {},
+        vec![Arc::new(LeakyGlob)],
+    );
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let output = ran
+        .find(&ran.root, |e| match e {
+            TraceEvent::ToolCallEnd { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .expect("tool ran");
+    // Any piece of the key longer than a few characters would be a leak.
+    let piece = &TEST_KEY[..8];
+    assert!(
+        !output.contains(piece),
+        "a piece of the key is in the trace"
+    );
+    for entry in std::fs::read_dir(traces.path()).expect("traces") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+        assert!(
+            !text.contains(piece),
+            "a piece of the key is in a trace file"
+        );
+    }
+    let last = server.requests().last().expect("requests").body.to_string();
+    assert!(
+        !last.contains(TEST_KEY) && last.contains("[REDACTED] tail"),
+        "the model got the output redacted"
+    );
+}
+
+#[tokio::test]
+async fn duplicate_tool_call_ids_in_one_turn_are_made_unique() {
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(vec![
+                call("Read", json!({"path": "README.md"})).with_id("dup"),
+                call("Read", json!({"path": "src/config.rs"})).with_id("dup"),
+            ]))
+            .turn(Turn::text("done")),
+    );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    let ids = |begin: bool| -> Vec<String> {
+        ran.events(&ran.root)
+            .iter()
+            .filter_map(|e| match e {
+                TraceEvent::ToolCallBegin { call_id, .. } if begin => Some(call_id.clone()),
+                TraceEvent::ToolCallEnd { call_id, .. } if !begin => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut begins = ids(true);
+    let mut ends = ids(false);
+    begins.sort();
+    ends.sort();
+    assert_eq!(begins, ["dup", "dup_2"]);
+    assert_eq!(ends, begins, "each begin has its own end");
+    let last = server.requests().last().expect("requests").body.to_string();
+    assert!(last.contains("session_timeout_secs") && last.contains("A tiny project"));
+}
+
+/// An approver that never answers, like a person who walked away from the dialog.
+struct NeverAnswers;
+
+#[async_trait::async_trait]
+impl canopy_runtime::Approver for NeverAnswers {
+    async fn approve(
+        &self,
+        _request: canopy_runtime::ApprovalRequest,
+    ) -> canopy_runtime::ApprovalAnswer {
+        std::future::pending().await
+    }
+}
+
+#[tokio::test]
+async fn a_cancelled_approval_wait_records_its_decision_before_the_calls_end() {
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(vec![call("Bash", json!({"command": "ls"}))]))
+            .turn(Turn::text("done")),
+    );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let ran = run_prompt(
+        &rt,
+        project.path(),
+        traces.path(),
+        Some(Arc::new(NeverAnswers)),
+        "go",
+        |r, rt| {
+            if matches!(r.event, TraceEvent::PermissionRequested { .. }) {
+                rt.cancel(&r.session_id, "user");
+            }
+        },
+    )
+    .await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
+    let events = ran.events(&ran.root);
+    let decided = events.iter().position(|e| {
+        matches!(e, TraceEvent::PermissionDecided { decision: Decision::Deny, source: DecisionSource::User, reason, .. } if reason == "cancelled while waiting")
+    });
+    let ended = events.iter().position(|e| {
+        matches!(
+            e,
+            TraceEvent::ToolCallEnd {
+                status: ToolStatus::Cancelled,
+                ..
+            }
+        )
+    });
+    assert!(
+        matches!((decided, ended), (Some(d), Some(e)) if d < e),
+        "{decided:?} {ended:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_before_the_run_starts_is_recorded_in_that_run() {
+    let script = Script::new().rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("not reached")),
+    );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let session = rt
+        .start_session(canopy_runtime::SessionOptions {
+            project_root: project.path().to_path_buf(),
+            trace_dir: traces.path().to_path_buf(),
+            approver: None,
+            events: tx,
+        })
+        .expect("session");
+    session.begin_run();
+    assert!(rt.cancel(session.session_id(), "user"));
+    let outcome = session.run("hello".into()).await.expect("run");
+    assert_eq!(outcome.terminal_reason, TerminalReason::Cancelled);
+    drop(session);
+    let mut events = Vec::new();
+    while let Some(r) = rx.recv().await {
+        events.push(r);
+    }
+    let cancels: Vec<_> = events
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| matches!(r.event, TraceEvent::CancelRequested { .. }))
+        .collect();
+    assert_eq!(cancels.len(), 1, "exactly one cancel_requested");
+    let (at, record) = cancels[0];
+    assert_eq!(record.run_id, outcome.run_id, "in the run it cancelled");
+    let started = events
+        .iter()
+        .position(|r| matches!(r.event, TraceEvent::RunStarted { .. }))
+        .expect("run_started");
+    assert!(started < at, "written inside the run, after run_started");
+}
+
+#[tokio::test]
+async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![task("Cut", "TASK-CUT")]))
+                .turn(Turn::text("done")),
+        )
+        .rule(
+            explore_rule("TASK-CUT")
+                .turn(Turn::text("not json"))
+                .turn(Turn::text("{").finish_reason("length"))
+                .turn(Turn::text(explore_result("late"))),
+        );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.profile_overrides
+            .insert("explore".into(), explore_budgets(1, 32_000, 60_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let child = &ran.children()[0];
+    let steps: Vec<u32> = ran
+        .events(child)
+        .iter()
+        .filter_map(|e| match e {
+            TraceEvent::ModelCallBegin { step, .. } => Some(*step),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(steps, [1, 2], "max_steps 1: at most one call past it");
+    let failed = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentFailed {
+            terminal_reason, ..
+        } => Some(*terminal_reason),
+        _ => None,
+    });
+    assert_eq!(failed, Some(TerminalReason::MaxSteps));
+}
+
+#[tokio::test]
+async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![task("Late fix", "TASK-LATE")]))
+                .turn(Turn::text("done")),
+        )
+        .rule(
+            explore_rule("TASK-LATE")
+                .turn(Turn::text("not json").first_byte_delay_ms(2_000))
+                .turn(Turn::text(explore_result("fixed")).first_byte_delay_ms(2_000)),
+        );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.final_call_grace_ms = 10_000;
+        rs.profile_overrides
+            .insert("explore".into(), explore_budgets(12, 32_000, 3_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let child = &ran.children()[0];
+    let calls = ran
+        .events(child)
+        .iter()
+        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
+        .count();
+    assert_eq!(calls, 2, "the corrective call was not abandoned");
+    let done = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentCompleted { result, .. } => Some(result.summary.clone()),
+        _ => None,
+    });
+    assert_eq!(done.as_deref(), Some("fixed"));
+}
+
+#[tokio::test]
+async fn a_child_the_provider_finds_too_long_still_hands_in_its_findings() {
+    let script = Script::new()
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![task("Wide", "TASK-WIDE")]))
+                .turn(Turn::text("done")),
+        )
+        .rule(
+            Rule::new("final")
+                .system_contains("your budget is exhausted")
+                .turn(Turn::text(explore_result("partial findings"))),
+        )
+        .rule(
+            explore_rule("TASK-WIDE")
+                .turn(Turn::text("x").fault(canopy_test_support::Fault::context_length())),
+        );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let done = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentCompleted {
+            terminal_reason,
+            result,
+            ..
+        } => Some((*terminal_reason, result.status, result.summary.clone())),
+        _ => None,
+    });
+    assert_eq!(
+        done,
+        Some((
+            TerminalReason::ContextOverflow,
+            ResultStatus::Partial,
+            "partial findings".to_string()
+        ))
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_during_the_compaction_after_context_length_exceeded_ends_cancelled() {
+    let script = Script::new()
+        .rule(
+            Rule::new("summariser")
+                .system_contains("You compress a coding agent's conversation")
+                .turn(Turn::text("summary").first_byte_delay_ms(20_000)),
+        )
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![call(
+                    "Read",
+                    json!({"path": "README.md"}),
+                )]))
+                .turn(Turn::text("x").fault(canopy_test_support::Fault::context_length())),
+        );
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |r, rt| {
+        if matches!(
+            r.event,
+            TraceEvent::ModelCallBegin {
+                messages: 1,
+                step: 2,
+                ..
+            }
+        ) {
+            rt.cancel(&r.session_id, "user");
+        }
+    })
+    .await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
 }

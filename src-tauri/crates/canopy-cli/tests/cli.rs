@@ -233,7 +233,9 @@ async fn a_key_the_model_quotes_never_reaches_stdout_or_stderr() {
         Script::new().require_api_key(KEY).rule(
             Rule::new("main")
                 .system_contains("You are Canopy")
-                .turn(Turn::text(format!("The keys in your env: the main one is {KEY} ok"))),
+                .turn(Turn::text(format!(
+                    "The keys in your env: the main one is {KEY} ok"
+                ))),
         )
     };
     for json in [false, true] {

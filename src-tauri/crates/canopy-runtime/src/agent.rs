@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use canopy_protocol::{
-    AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, FinishReason, Message, ParentLink,
-    PermissionMode, SubagentResult, TerminalReason, ToolCall, ToolSpec, ToolStatus, TraceEvent,
-    Usage,
+    AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, DecisionSource, FinishReason, Message,
+    ParentLink, PermissionMode, SubagentResult, TerminalReason, ToolCall, ToolSpec, ToolStatus,
+    TraceEvent, Usage,
 };
 use canopy_providers::{ModelRequest, ModelResponse, ProviderError, StreamDelta};
 use canopy_tools::{SessionFiles, Tool, ToolContext, ToolError};
@@ -508,6 +508,10 @@ pub(crate) async fn call_model(
             text: rest,
         });
     }
+    let mut result = result;
+    if let Ok(resp) = &mut result {
+        unique_call_ids(&mut resp.tool_calls);
+    }
     match &result {
         Ok(resp) => {
             st.record(&resp.usage);
@@ -542,6 +546,27 @@ pub(crate) async fn call_model(
         }
     }
     result
+}
+
+/// Makes the tool-call ids of one turn unique (some servers repeat or omit them): approvals, the
+/// trace's begin/end pairs and the results sent back are all keyed by the id. A repeat gets `_2`,
+/// `_3`…; a missing id becomes `call_<n>`.
+pub(crate) fn unique_call_ids(calls: &mut [ToolCall]) {
+    let mut seen = HashSet::new();
+    for (i, c) in calls.iter_mut().enumerate() {
+        if c.id.trim().is_empty() {
+            c.id = format!("call_{}", i + 1);
+        }
+        if !seen.insert(c.id.clone()) {
+            let base = c.id.clone();
+            let mut n = 2;
+            while seen.contains(&format!("{base}_{n}")) {
+                n += 1;
+            }
+            c.id = format!("{base}_{n}");
+            seen.insert(c.id.clone());
+        }
+    }
 }
 
 /// Records the end of a model call: what it returned, or the error that ended it.
@@ -716,6 +741,21 @@ async fn run_loop(
         }
         if !std::mem::take(&mut skip_budget_check) {
             if let Some((kind, used, limit)) = st.exhausted(ctx.agent == AgentKind::Main) {
+                // A corrective turn made past the step limit already was the one call allowed
+                // beyond it: no further call (steps stay at most max_steps + 1).
+                if corrective_pending && st.steps > st.budgets.max_steps {
+                    ctx.trace.emit(TraceEvent::BudgetExhausted {
+                        budget: kind,
+                        used,
+                        limit,
+                    });
+                    return Ending {
+                        reason: terminal_for(kind),
+                        final_text: (!continuation.is_empty()).then(|| continuation.clone()),
+                        result: None,
+                        error: Some("the corrected answer was incomplete and the budget is used up; the call past the limit was already made".into()),
+                    };
+                }
                 return final_call(ctx, history, st, kind, used, limit, cancel).await;
             }
         }
@@ -758,19 +798,34 @@ async fn run_loop(
             .await;
         }
         let notice = corrective_pending.then_some("Host notice: reply now with the corrected final JSON object only; tools are not available for this reply.");
+        // Like the final call, a corrective turn may run past the limit: it gets at least the
+        // final call's grace, or one made just after the deadline would be abandoned at once.
+        let deadline = if corrective_pending {
+            st.deadline().max(
+                Instant::now() + Duration::from_millis(ctx.runtime.settings.final_call_grace_ms),
+            )
+        } else {
+            st.deadline()
+        };
         let resp = match call_model(
             ctx,
             history,
             st,
             !corrective_pending,
             notice,
-            st.deadline(),
+            deadline,
             cancel,
         )
         .await
         {
             Ok(r) => r,
             Err(CallError::Cancelled) => return Ending::reason(TerminalReason::Cancelled, None),
+            Err(CallError::Deadline) if corrective_pending => {
+                return Ending::reason(
+                    TerminalReason::TimeBudget,
+                    Some("the corrective call ran out of time".into()),
+                );
+            }
             Err(CallError::Deadline) => {
                 return final_call(
                     ctx,
@@ -784,10 +839,49 @@ async fn run_loop(
                 .await;
             }
             Err(CallError::Provider(ProviderError::ContextLengthExceeded { message })) => {
-                if ctx.agent == AgentKind::Main && !compacted_for_error {
+                if ctx.agent == AgentKind::Subagent {
+                    // The real window is smaller than the configured one: the findings so far
+                    // are kept by a final call on a request with old outputs cut to half the
+                    // budget, instead of being thrown away.
+                    let half = budgets.max_context_tokens / 2;
+                    compaction::elide_old_tool_results(
+                        history,
+                        half,
+                        st.calibration,
+                        ctx.profile.system_prompt(),
+                        &ctx.tool_specs,
+                    );
+                    return final_call(
+                        ctx,
+                        history,
+                        st,
+                        BudgetKind::ContextTokens,
+                        est,
+                        budgets.max_context_tokens,
+                        cancel,
+                    )
+                    .await;
+                }
+                if !compacted_for_error {
                     compacted_for_error = true;
                     if compaction::compact(ctx, history, st, cancel).await.is_ok() {
                         continue;
+                    }
+                    if cancel.is_cancelled() {
+                        return Ending::reason(TerminalReason::Cancelled, None);
+                    }
+                    if st.elapsed_ms() >= budgets.max_wall_time_ms {
+                        let (used, limit) = (st.elapsed_ms(), budgets.max_wall_time_ms);
+                        return final_call(
+                            ctx,
+                            history,
+                            st,
+                            BudgetKind::WallTime,
+                            used,
+                            limit,
+                            cancel,
+                        )
+                        .await;
                     }
                 }
                 return Ending::reason(
@@ -894,6 +988,7 @@ async fn final_call(
     compaction::elide_old_tool_results(
         history,
         st.budgets.max_context_tokens,
+        st.calibration,
         ctx.profile.system_prompt(),
         &ctx.tool_specs,
     );
@@ -1088,6 +1183,9 @@ async fn run_one(
     });
     let started = Mutex::new(Instant::now());
     let done = |status: ToolStatus, content: String| -> Message {
+        // Redacted whole before any cut: a key straddling the trace cap would otherwise leave a
+        // piece too short for the redactor to recognise.
+        let content = ctx.runtime.redact(&content);
         let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);
         ctx.trace.emit(TraceEvent::ToolCallEnd {
             call_id: call.id.clone(),
@@ -1190,7 +1288,18 @@ async fn run_one(
             };
             let answer = tokio::select! {
                 a = ctx.gate.ask(request) => a,
-                _ = cancel.cancelled() => return done(ToolStatus::Cancelled, "Cancelled while waiting for approval.".into()),
+                _ = cancel.cancelled() => {
+                    // Every request gets its decision, so a dialog waiting on it can close.
+                    ctx.trace.emit(TraceEvent::PermissionDecided {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        decision: Decision::Deny,
+                        source: DecisionSource::User,
+                        scope: None,
+                        reason: "cancelled while waiting".into(),
+                    });
+                    return done(ToolStatus::Cancelled, "Cancelled while waiting for approval.".into());
+                }
             };
             let (decision, source, scope, reason) = answer;
             ctx.trace.emit(TraceEvent::PermissionDecided {
@@ -1241,5 +1350,26 @@ async fn run_one(
             "Cancelled before it finished (by the person or a budget); there is no result.".into(),
         ),
         Err(e) => done(ToolStatus::Error, format!("Error: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: "Read".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn repeated_and_missing_call_ids_become_unique() {
+        let mut calls = vec![call("a"), call("a"), call(""), call("a_2"), call("a")];
+        unique_call_ids(&mut calls);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["a", "a_2", "call_3", "a_2_2", "a_3"]);
     }
 }

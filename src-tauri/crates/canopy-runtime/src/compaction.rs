@@ -194,16 +194,20 @@ pub(crate) async fn compact(
 }
 
 /// Shortens old tool results (oldest first) until the history fits `budget`, keeping the newest
-/// result intact where possible.
+/// result intact where possible. `calibration` is the loop's reported ÷ estimated ratio, so the
+/// fit is judged in the provider's tokens, not the raw bytes/4 estimate.
 pub(crate) fn elide_old_tool_results(
     history: &mut [Message],
     budget: u64,
+    calibration: f64,
     system: &str,
     tools: &[ToolSpec],
 ) {
     let n = history.len();
+    let fits =
+        |h: &[Message]| (estimate_tokens(system, h, tools) as f64 * calibration) as u64 <= budget;
     for i in 0..n {
-        if estimate_tokens(system, history, tools) <= budget {
+        if fits(history) {
             return;
         }
         if let Message::ToolResult { content, .. } = &mut history[i] {
@@ -219,5 +223,41 @@ pub(crate) fn elide_old_tool_results(
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn history_with_outputs(n: usize, bytes: usize) -> Vec<Message> {
+        let mut h = vec![Message::user("read them all")];
+        for i in 0..n {
+            h.push(Message::ToolResult {
+                call_id: format!("c{i}"),
+                name: "Read".into(),
+                content: "x".repeat(bytes),
+                is_error: false,
+            });
+        }
+        h
+    }
+
+    #[test]
+    fn elision_judges_the_fit_with_the_calibrated_estimate() {
+        let h = history_with_outputs(4, 4_000);
+        let raw = estimate_tokens("sys", &h, &[]);
+        // The raw estimate fits; with the provider counting twice as many tokens it does not.
+        let budget = raw + 10;
+        let mut uncalibrated = h.clone();
+        elide_old_tool_results(&mut uncalibrated, budget, 1.0, "sys", &[]);
+        assert_eq!(uncalibrated, h, "fits as it is");
+        let mut calibrated = h.clone();
+        elide_old_tool_results(&mut calibrated, budget, 2.0, "sys", &[]);
+        let after = (estimate_tokens("sys", &calibrated, &[]) as f64 * 2.0) as u64;
+        assert!(after <= budget, "{after} > {budget}");
+        assert!(
+            matches!(&calibrated[1], Message::ToolResult { content, .. } if content.contains("elided by the host"))
+        );
     }
 }

@@ -290,8 +290,16 @@ fn clamp_to_ceiling(b: &mut Budgets) -> Vec<String> {
             &mut b.max_context_tokens,
             c.max_context_tokens,
         ),
-        ("max_total_tokens", &mut b.max_total_tokens, c.max_total_tokens),
-        ("max_wall_time_ms", &mut b.max_wall_time_ms, c.max_wall_time_ms),
+        (
+            "max_total_tokens",
+            &mut b.max_total_tokens,
+            c.max_total_tokens,
+        ),
+        (
+            "max_wall_time_ms",
+            &mut b.max_wall_time_ms,
+            c.max_wall_time_ms,
+        ),
     ] {
         if *value > ceiling {
             lowered.push(format!("{name} {value} -> {ceiling}"));

@@ -104,10 +104,7 @@ mod tests {
     fn a_stopped_walk_gives_up() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "a").unwrap();
-        assert_eq!(
-            Snapshot::take_cancellable(dir.path(), None, &|| true),
-            None
-        );
+        assert_eq!(Snapshot::take_cancellable(dir.path(), None, &|| true), None);
         let full = Snapshot::take_cancellable(dir.path(), None, &|| false).unwrap();
         assert_eq!(full, Snapshot::take(dir.path()));
         assert!(!full.0.is_empty());

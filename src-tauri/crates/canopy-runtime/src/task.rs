@@ -6,8 +6,8 @@ use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use canopy_protocol::{
-    AgentKind, Budgets, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult, TerminalReason,
-    ToolSpec, TraceEvent, Usage, Verdict,
+    AgentKind, Budgets, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult,
+    TerminalReason, ToolSpec, TraceEvent, Usage, Verdict,
 };
 use canopy_tools::{Tool, ToolContext, ToolError, ToolOutput};
 use serde::Deserialize;
