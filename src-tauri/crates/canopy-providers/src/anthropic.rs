@@ -330,7 +330,7 @@ impl Accumulate for Accumulator {
             )
             .into());
         }
-        let tool_calls: Vec<ToolCall> = self
+        let mut tool_calls: Vec<ToolCall> = self
             .blocks
             .into_values()
             .filter_map(|b| match b {
@@ -346,6 +346,7 @@ impl Accumulate for Accumulator {
                 _ => None,
             })
             .collect();
+        crate::make_ids_unique(&mut tool_calls);
         let finish_reason = match self.stop_reason.as_deref() {
             Some("end_turn") | Some("stop_sequence") => FinishReason::Stop,
             Some("tool_use") => FinishReason::ToolCalls,

@@ -42,6 +42,10 @@ pub struct ProviderConfig {
     pub idle_timeout: Duration,
     /// Upper bound for backoff between retries when no `Retry-After` is given.
     pub max_backoff: Duration,
+    /// Longest server-requested wait (`Retry-After`, `retry-after-ms`) the client sits out; a server
+    /// asking for more gets no retry: the call fails at once with "server asks to retry after N s".
+    /// The caller's deadline and cancel token still cut any wait short.
+    pub max_retry_after: Duration,
 }
 
 impl ProviderConfig {
@@ -56,6 +60,7 @@ impl ProviderConfig {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(90),
             max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(120),
         }
     }
 }
@@ -183,6 +188,32 @@ pub(crate) fn estimate_output_tokens(text: &str, tool_calls: &[ToolCall]) -> u64
             .map(|c| c.name.len() + c.arguments.len())
             .sum::<usize>();
     estimate_tokens(bytes)
+}
+
+/// Gives every call of one response its own id. Approvals and begin/end trace events are keyed by
+/// id, so two calls sharing one (some servers reuse ids) would answer each other's approval. A
+/// repeat gets a `_2`, `_3`, … suffix that no other call of the response uses; an empty id gets a
+/// fresh one.
+pub(crate) fn make_ids_unique(calls: &mut [ToolCall]) {
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let all: std::collections::HashSet<String> = calls.iter().map(|c| c.id.clone()).collect();
+    for (n, call) in calls.iter_mut().enumerate() {
+        if call.id.is_empty() {
+            call.id = format!(
+                "call_{}_{n}",
+                &uuid::Uuid::new_v4().simple().to_string()[..12]
+            );
+        }
+        if taken.contains(&call.id) {
+            let base = call.id.clone();
+            let mut k = 2u32;
+            while taken.contains(&format!("{base}_{k}")) || all.contains(&format!("{base}_{k}")) {
+                k += 1;
+            }
+            call.id = format!("{base}_{k}");
+        }
+        taken.insert(call.id.clone());
+    }
 }
 
 /// Reads `{"data": [{"id": …}, …]}`, the model-list shape of both APIs.

@@ -119,6 +119,13 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
     Value::Object(body)
 }
 
+/// A usage report with a real prompt count; the completion count may still be missing.
+#[derive(Debug, Clone, Copy)]
+struct ReportedUsage {
+    input: u64,
+    output: Option<u64>,
+}
+
 #[derive(Debug, Default)]
 struct PartialCall {
     id: String,
@@ -132,7 +139,9 @@ pub(crate) struct Accumulator {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
     finish: Option<String>,
-    usage: Option<Usage>,
+    usage: Option<ReportedUsage>,
+    /// Where the last fragment went, for servers that leave `index` out.
+    last_index: Option<u64>,
     model: Option<String>,
     done: bool,
 }
@@ -169,13 +178,18 @@ impl Accumulate for Accumulator {
                 self.model = Some(model.to_string());
             }
         }
+        // Some compatible servers and proxies send `usage: {}`, all zeros, or no `prompt_tokens`
+        // (sometimes on every chunk). Only a positive prompt count is a real report; anything else
+        // is ignored so the estimate (marked as such) stands in, and a later empty object cannot
+        // overwrite an earlier real one.
         if let Some(u) = chunk.get("usage").filter(|u| u.is_object()) {
-            let tokens = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-            self.usage = Some(Usage {
-                input_tokens: tokens("prompt_tokens"),
-                output_tokens: tokens("completion_tokens"),
-                estimated: false,
-            });
+            let tokens = |k: &str| u.get(k).and_then(Value::as_u64);
+            if let Some(input) = tokens("prompt_tokens").filter(|&n| n > 0) {
+                self.usage = Some(ReportedUsage {
+                    input,
+                    output: tokens("completion_tokens"),
+                });
+            }
         }
         // The usage chunk has `choices: []`; nothing else to read there.
         let Some(choice) = chunk
@@ -193,11 +207,12 @@ impl Accumulate for Accumulator {
                 }
             }
             if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (pos, frag) in calls.iter().enumerate() {
-                    let index = frag
-                        .get("index")
-                        .and_then(Value::as_u64)
-                        .unwrap_or(pos as u64);
+                for frag in calls {
+                    let index = match frag.get("index").and_then(Value::as_u64) {
+                        Some(index) => index,
+                        None => self.index_without_index(frag),
+                    };
+                    self.last_index = Some(index);
                     let entry = self.calls.entry(index).or_default();
                     let was_named = !entry.name.is_empty();
                     if let Some(id) = frag.get("id").and_then(Value::as_str) {
@@ -265,6 +280,7 @@ impl Accumulate for Accumulator {
                 },
             });
         }
+        crate::make_ids_unique(&mut tool_calls);
         let finish_reason = match self.finish.as_deref() {
             Some("stop") => FinishReason::Stop,
             Some("tool_calls") | Some("function_call") => FinishReason::ToolCalls,
@@ -274,11 +290,30 @@ impl Accumulate for Accumulator {
             None if tool_calls.is_empty() => FinishReason::Stop,
             None => FinishReason::ToolCalls,
         };
-        let usage = self.usage.unwrap_or_else(|| Usage {
-            input_tokens: estimate_tokens(request_bytes),
-            output_tokens: estimate_output_tokens(&self.text, &tool_calls),
-            estimated: true,
-        });
+        let estimated_output = || estimate_output_tokens(&self.text, &tool_calls);
+        let usage = match self.usage {
+            Some(ReportedUsage {
+                input,
+                output: Some(output),
+            }) => Usage {
+                input_tokens: input,
+                output_tokens: output,
+                estimated: false,
+            },
+            Some(ReportedUsage {
+                input,
+                output: None,
+            }) => Usage {
+                input_tokens: input,
+                output_tokens: estimated_output(),
+                estimated: true,
+            },
+            None => Usage {
+                input_tokens: estimate_tokens(request_bytes),
+                output_tokens: estimated_output(),
+                estimated: true,
+            },
+        };
         Ok(ModelResponse {
             text: self.text,
             tool_calls,
@@ -286,6 +321,34 @@ impl Accumulate for Accumulator {
             usage,
             model: self.model.unwrap_or_else(|| requested_model.to_string()),
         })
+    }
+}
+
+impl Accumulator {
+    /// Where a fragment without `index` belongs. Such servers send calls one after another, so a
+    /// fragment continues the last call unless it opens a new one: it carries an id other than the
+    /// last call's, or a name when the last call already has one (a reused id).
+    fn index_without_index(&self, frag: &Value) -> u64 {
+        let next = self.calls.keys().next_back().map_or(0, |k| k + 1);
+        let Some(last) = self
+            .last_index
+            .and_then(|i| self.calls.get(&i).map(|c| (i, c)))
+        else {
+            return next;
+        };
+        let (last_index, last_call) = last;
+        let id = frag.get("id").and_then(Value::as_str).unwrap_or("");
+        let name = frag
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let new_id = !id.is_empty() && !last_call.id.is_empty() && id != last_call.id;
+        let renamed = !name.is_empty() && !last_call.name.is_empty();
+        if new_id || renamed {
+            next
+        } else {
+            last_index
+        }
     }
 }
 

@@ -89,13 +89,7 @@ pub(crate) async fn send(
         return Ok(response);
     }
     let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
+    let retry_after = server_wait(response.headers(), std::time::SystemTime::now());
     let body = tokio::select! {
         biased;
         _ = cancel.cancelled() => return Err(ProviderError::Cancelled.into()),
@@ -108,6 +102,30 @@ pub(crate) async fn send(
         error: map_status(status, &body, retry_after, config.api_key.as_ref()),
         retry_after,
     })
+}
+
+/// How long the server asks us to wait: `retry-after-ms` (OpenAI; milliseconds, the more precise)
+/// first, then `Retry-After` as seconds or as an HTTP-date (a date in the past means now).
+pub(crate) fn server_wait(
+    headers: &reqwest::header::HeaderMap,
+    now: std::time::SystemTime,
+) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let number = |v: &str| v.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0);
+    if let Some(ms) = header("retry-after-ms").and_then(number) {
+        return Some(Duration::from_secs_f64(ms / 1000.0));
+    }
+    let value = header(reqwest::header::RETRY_AFTER.as_str())?;
+    if let Some(secs) = number(value) {
+        return Some(Duration::from_secs_f64(secs));
+    }
+    let date = httpdate::parse_http_date(value).ok()?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 /// The provider's message and code from an error body (`{"error": {"message", "code"|"type"}}` in
@@ -259,6 +277,38 @@ mod tests {
             map_status(529, "Overloaded", None, None),
             ProviderError::Server { status: 529, .. }
         ));
+    }
+
+    #[test]
+    fn server_wait_reads_seconds_dates_and_milliseconds() {
+        use reqwest::header::{HeaderMap, HeaderValue};
+        let now = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let wait = |pairs: &[(&'static str, &str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, HeaderValue::from_str(v).unwrap());
+            }
+            server_wait(&h, now)
+        };
+        assert_eq!(wait(&[("retry-after", "7")]), Some(Duration::from_secs(7)));
+        assert_eq!(
+            wait(&[("retry-after", "1.5")]),
+            Some(Duration::from_millis(1500))
+        );
+        let in_90s = httpdate::fmt_http_date(now + Duration::from_secs(90));
+        assert_eq!(
+            wait(&[("retry-after", &in_90s)]),
+            Some(Duration::from_secs(90))
+        );
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(90));
+        assert_eq!(wait(&[("retry-after", &past)]), Some(Duration::ZERO));
+        assert_eq!(
+            wait(&[("retry-after", "20"), ("retry-after-ms", "250")]),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(wait(&[("retry-after", "soon")]), None);
+        assert_eq!(wait(&[("retry-after", "-3")]), None);
+        assert_eq!(wait(&[]), None);
     }
 
     #[test]

@@ -300,22 +300,44 @@ async fn cut_stream_is_an_error_never_a_partial_response() {
 }
 
 #[tokio::test]
-async fn stalled_stream_hits_the_idle_timeout() {
+async fn stalled_stream_hits_the_idle_timeout_after_one_retry() {
     for kind in KINDS {
-        let server = serve(vec![Turn::text("slow").fault(Fault::stall_ms(5000))]).await;
+        let server = serve(vec![
+            Turn::text("slow").fault(Fault::stall_ms(5000).times(5))
+        ])
+        .await;
         let mut c = config(kind, &server);
         c.idle_timeout = Duration::from_millis(300);
         let started = Instant::now();
-        let (result, _) = run(c, &request("x")).await;
+        let (result, deltas) = run(c, &request("x")).await;
         assert!(
             matches!(result, Err(ProviderError::IdleTimeout(d)) if d == Duration::from_millis(300)),
             "{kind:?}: {result:?}"
         );
+        // One retry for a stall, not max_retries (2): each costs a whole idle timeout.
+        assert_eq!(server.requests().len(), 2, "{kind:?}");
+        assert_eq!(deltas.retries().len(), 1, "{kind:?}");
         assert!(
-            started.elapsed() < Duration::from_secs(2),
+            started.elapsed() < Duration::from_secs(3),
             "{:?}",
             started.elapsed()
         );
+    }
+}
+
+#[tokio::test]
+async fn a_single_mid_stream_stall_is_retried_and_the_turn_completes() {
+    for kind in KINDS {
+        let server = serve(vec![
+            Turn::text("finally all here").fault(Fault::stall_ms(5000))
+        ])
+        .await;
+        let mut c = config(kind, &server);
+        c.idle_timeout = Duration::from_millis(300);
+        let (result, deltas) = run(c, &request("x")).await;
+        assert_eq!(result.unwrap().text, "finally all here", "{kind:?}");
+        assert_eq!(deltas.retries().len(), 1, "{kind:?}");
+        assert_eq!(server.requests().len(), 2, "{kind:?}");
     }
 }
 
@@ -633,4 +655,170 @@ fn bad_config_is_rejected_clearly() {
     .err()
     .unwrap();
     assert!(err.to_string().contains("model"), "{err}");
+}
+
+#[tokio::test]
+async fn usage_without_a_real_prompt_count_is_estimated_never_zero() {
+    for usage in [
+        json!({}),
+        json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}),
+        json!({"completion_tokens": 9}),
+        json!({"prompt_tokens": null, "completion_tokens": 3}),
+    ] {
+        let server = serve(vec![Turn::text("hello there").openai_usage(usage.clone())]).await;
+        let (result, _) = run(config(ProviderKind::Openai, &server), &request("count me")).await;
+        let r = result.unwrap();
+        let body_len = serde_json::to_vec(&server.requests()[0].body)
+            .unwrap()
+            .len() as u64;
+        assert!(r.usage.estimated, "{usage}: {:?}", r.usage);
+        assert!(
+            r.usage.input_tokens.abs_diff(body_len / 4) <= 4,
+            "{usage}: {} vs {}",
+            r.usage.input_tokens,
+            body_len / 4
+        );
+        assert!(r.usage.output_tokens > 0, "{usage}: {:?}", r.usage);
+    }
+    // A real prompt count without a completion count keeps the count, estimates the rest.
+    let server = serve(vec![
+        Turn::text("hello there").openai_usage(json!({"prompt_tokens": 50}))
+    ])
+    .await;
+    let (result, _) = run(config(ProviderKind::Openai, &server), &request("x")).await;
+    let usage = result.unwrap().usage;
+    assert_eq!((usage.input_tokens, usage.estimated), (50, true));
+    assert!(usage.output_tokens > 0);
+}
+
+#[tokio::test]
+async fn retry_after_as_an_http_date_is_honoured() {
+    for kind in KINDS {
+        let at = std::time::SystemTime::now() + Duration::from_secs(3);
+        let server = serve(vec![Turn::text("after the date")
+            .fault(Fault::rate_limited_header(httpdate::fmt_http_date(at)))])
+        .await;
+        let started = Instant::now();
+        let (result, deltas) = run(config(kind, &server), &request("x")).await;
+        assert_eq!(result.unwrap().text, "after the date");
+        let retries = deltas.retries();
+        assert_eq!(retries.len(), 1, "{kind:?}");
+        // The date has whole seconds, so the wait is (2 s, 3 s]; the blind backoff would be ≤ 0.5 s.
+        assert!(
+            retries[0].1 > Duration::from_millis(1900) && retries[0].1 <= Duration::from_secs(3),
+            "{kind:?}: {:?}",
+            retries[0].1
+        );
+        assert!(started.elapsed() >= Duration::from_millis(1900));
+    }
+}
+
+#[tokio::test]
+async fn retry_after_ms_is_honoured() {
+    let server = serve(vec![
+        Turn::text("ms later").fault(Fault::rate_limited_ms(1200))
+    ])
+    .await;
+    let started = Instant::now();
+    let (result, deltas) = run(config(ProviderKind::Openai, &server), &request("x")).await;
+    assert_eq!(result.unwrap().text, "ms later");
+    assert_eq!(deltas.retries(), vec![(1, Duration::from_millis(1200))]);
+    assert!(started.elapsed() >= Duration::from_millis(1150));
+}
+
+#[tokio::test]
+async fn a_server_wait_above_the_backoff_cap_is_waited_out_in_full() {
+    // max_backoff is 1.5 s in these configs; the server asks for 2 s.
+    let server = serve(vec![Turn::text("patience").fault(Fault::rate_limited(2))]).await;
+    let started = Instant::now();
+    let (result, deltas) = run(config(ProviderKind::Anthropic, &server), &request("x")).await;
+    assert_eq!(result.unwrap().text, "patience");
+    assert_eq!(deltas.retries(), vec![(1, Duration::from_secs(2))]);
+    assert!(started.elapsed() >= Duration::from_millis(1950));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_server_wait_above_max_retry_after_gives_up_at_once_and_says_why() {
+    for kind in KINDS {
+        let server = serve(vec![Turn::text("never").fault(Fault::rate_limited(600))]).await;
+        let mut c = config(kind, &server);
+        c.max_retry_after = Duration::from_secs(60);
+        let started = Instant::now();
+        let (result, deltas) = run(c, &request("x")).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err, ProviderError::RateLimited { retry_after: Some(w), .. } if w == Duration::from_secs(600)),
+            "{kind:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().starts_with(
+                "rate limited: server asks to retry after 600 s, longer than the 60 s Canopy waits"
+            ),
+            "{err}"
+        );
+        assert!(deltas.retries().is_empty());
+        assert_eq!(server.requests().len(), 1);
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}
+
+#[tokio::test]
+async fn tool_call_fragments_without_index_are_told_apart_by_id() {
+    let server = serve(vec![Turn::tools(parallel_calls())
+        .chunk_bytes(7)
+        .without_tool_call_index()])
+    .await;
+    let (result, _) = run(config(ProviderKind::Openai, &server), &request("x")).await;
+    let r = result.unwrap();
+    let expected = parallel_calls();
+    assert_eq!(r.tool_calls.len(), 2, "{:?}", r.tool_calls);
+    for (got, want) in r.tool_calls.iter().zip(&expected) {
+        assert_eq!(Some(&got.id), want.id.as_ref());
+        assert_eq!(got.name, want.name);
+        let parsed: Value = serde_json::from_str(&got.arguments).unwrap();
+        assert_eq!(parsed, want.arguments);
+    }
+    // Calls without index that even reuse one id are still two calls, with distinct ids.
+    let server = serve(vec![Turn::tools(vec![
+        call("Read", json!({"path": "a.rs"})).with_id("dup"),
+        call("Grep", json!({"pattern": "b"})).with_id("dup"),
+    ])
+    .without_tool_call_index()])
+    .await;
+    let (result, _) = run(config(ProviderKind::Openai, &server), &request("x")).await;
+    let calls = result.unwrap().tool_calls;
+    let got: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("dup", "Read", r#"{"path":"a.rs"}"#),
+            ("dup_2", "Grep", r#"{"pattern":"b"}"#)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn duplicate_tool_call_ids_in_one_response_are_made_unique() {
+    for kind in KINDS {
+        let server = serve(vec![Turn::tools(vec![
+            call("Read", json!({"path": "a"})).with_id("same"),
+            call("Read", json!({"path": "b"})).with_id("same"),
+            call("Read", json!({"path": "c"})).with_id("same_2"),
+        ])])
+        .await;
+        let (result, _) = run(config(kind, &server), &request("x")).await;
+        let calls = result.unwrap().tool_calls;
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        // The second "same" must not become "same_2": the third call already has that id.
+        assert_eq!(ids, ["same", "same_3", "same_2"], "{kind:?}");
+        let paths: Vec<&str> = calls.iter().map(|c| c.arguments.as_str()).collect();
+        assert_eq!(
+            paths,
+            [r#"{"path":"a"}"#, r#"{"path":"b"}"#, r#"{"path":"c"}"#]
+        );
+    }
 }

@@ -192,6 +192,13 @@ pub struct Turn {
     /// A failure served instead of (or in the middle of) this turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+    /// OpenAI: this exact `usage` object on the final usage chunk instead of the real counts (for
+    /// servers that send `{}`, zeros, or no `prompt_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub openai_usage: Option<Value>,
+    /// OpenAI: leave `index` out of tool-call fragments, as some compatible servers do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omit_tool_call_index: bool,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -265,6 +272,18 @@ impl Turn {
         self.fault = Some(fault);
         self
     }
+
+    /// Sends `usage` verbatim as the OpenAI usage object.
+    pub fn openai_usage(mut self, usage: Value) -> Self {
+        self.openai_usage = Some(usage);
+        self
+    }
+
+    /// Leaves `index` out of OpenAI tool-call fragments.
+    pub fn without_tool_call_index(mut self) -> Self {
+        self.omit_tool_call_index = true;
+        self
+    }
 }
 
 /// A scripted tool call.
@@ -324,6 +343,12 @@ pub struct Fault {
     /// `Retry-After` header, seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after_s: Option<u64>,
+    /// `Retry-After` header sent verbatim (e.g. an HTTP-date); wins over `retry_after_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<String>,
+    /// `retry-after-ms` header (OpenAI), milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_ms: Option<u64>,
     /// Close the connection after this many body bytes, without the terminal event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_after_bytes: Option<usize>,
@@ -355,6 +380,24 @@ impl Fault {
         Fault {
             status: Some(429),
             retry_after_s: Some(retry_after_s),
+            ..Fault::default()
+        }
+    }
+
+    /// 429 with `Retry-After: value` verbatim (an HTTP-date, or anything else to test parsing).
+    pub fn rate_limited_header(value: impl Into<String>) -> Self {
+        Fault {
+            status: Some(429),
+            retry_after: Some(value.into()),
+            ..Fault::default()
+        }
+    }
+
+    /// 429 with `retry-after-ms: ms` and no `Retry-After`.
+    pub fn rate_limited_ms(ms: u64) -> Self {
+        Fault {
+            status: Some(429),
+            retry_after_ms: Some(ms),
             ..Fault::default()
         }
     }

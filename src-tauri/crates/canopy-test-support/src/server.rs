@@ -244,9 +244,28 @@ async fn handle(
         }
         if let Some(status) = f.status {
             let mut resp = error_response(api, status, wire::status_message(status));
-            if let Some(secs) = f.retry_after_s {
+            if let Some(raw) = &f.retry_after {
+                match HeaderValue::from_str(raw) {
+                    Ok(v) => {
+                        resp.headers_mut().insert("retry-after", v);
+                    }
+                    Err(_) => {
+                        return error_response(
+                            api,
+                            500,
+                            &format!(
+                                "canopy-mock-llm: retry_after {raw:?} is not a valid header value"
+                            ),
+                        )
+                    }
+                }
+            } else if let Some(secs) = f.retry_after_s {
                 resp.headers_mut()
                     .insert("retry-after", HeaderValue::from(secs));
+            }
+            if let Some(ms) = f.retry_after_ms {
+                resp.headers_mut()
+                    .insert("retry-after-ms", HeaderValue::from(ms));
             }
             return resp;
         }

@@ -570,7 +570,11 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            json!({"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}})
+            let mut h = json!({"index": i, "id": c.id, "type": "function", "function": {"name": c.name, "arguments": ""}});
+            if let (true, Some(o)) = (r.turn.omit_tool_call_index, h.as_object_mut()) {
+                o.remove("index");
+            }
+            h
         })
         .collect();
     let mut first_header_sent = false;
@@ -598,6 +602,15 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
         }
         for p in pieces(&c.arguments, FRAGMENT) {
             frags.push(json!({"tool_calls": [{"index": i, "function": {"arguments": p}}]}));
+        }
+        if r.turn.omit_tool_call_index {
+            for f in &mut frags {
+                if let Some(calls) = f.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                    for c in calls.iter_mut().filter_map(Value::as_object_mut) {
+                        c.remove("index");
+                    }
+                }
+            }
         }
         per_call.push(frags);
     }
@@ -634,11 +647,11 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
             "model": r.model,
             "system_fingerprint": "fp_canopy_mock",
             "choices": [],
-            "usage": {
+            "usage": r.turn.openai_usage.clone().unwrap_or_else(|| json!({
                 "prompt_tokens": r.usage.input_tokens,
                 "completion_tokens": r.usage.output_tokens,
                 "total_tokens": r.usage.input_tokens + r.usage.output_tokens,
-            }
+            }))
         });
         if let Some(o) = last.as_object_mut() {
             o.entry("service_tier").or_insert(Value::from("default"));
