@@ -137,6 +137,9 @@ test('an earlier session is listed and reopens into the same views', async () =>
       return (await e.isExisting()) ? textOf(e) : false;
     }, { state: () => textOf(task) });
     assert.match(err, /Could not load the result/);
+    // Said in words a person can act on, not as the backend's "unknown session `s-…`".
+    assert.match(err, /trace file of this session is gone/);
+    assert.doesNotMatch(err, /unknown session/);
     await screenshot(browser, cfg, '06-history-lazy-error');
   } finally {
     fs.renameSync(`${rootTrace}.away`, rootTrace);

@@ -16,7 +16,7 @@ before(async () => {
 });
 after(async () => app?.close('07-approval-end'));
 
-test('approving an Edit once from the conversation changes the file', async () => {
+test('approving an Edit once from the conversation (even with a double click) changes the file', async () => {
   const { browser } = app;
   const file = path.join(project, 'src', 'auth.rs');
   const original = fs.readFileSync(file, 'utf8');
@@ -31,13 +31,26 @@ test('approving an Edit once from the conversation changes the file', async () =
   assert.equal(fs.readFileSync(file, 'utf8'), original, 'the file changed before approval');
   await screenshot(browser, cfg, '07-approval-pending');
 
-  await (await approval.$('[data-testid="approve-once"]')).click();
+  // A double click: both clicks land before the page can redraw. Only one answer may go out, so no
+  // "no approval is waiting" error for the second, and the buttons are disabled from then on.
+  await browser.execute(() => {
+    const b = document.querySelector('[data-testid="approval"][data-state="pending"] [data-testid="approve-once"]');
+    b.click();
+    b.click();
+  });
+  const buttons = await browser.execute(() =>
+    Array.from(document.querySelectorAll('[data-testid^="approve-"]')).map((b) => b.disabled),
+  );
+  // Either still waiting for the run's answer (disabled) or already decided (no buttons).
+  assert.ok(buttons.every((d) => d === true), `approval buttons still enabled after the answer: ${JSON.stringify(buttons)}`);
   await waitFor(browser, 'the edit to reach the file on disk', async () => fs.readFileSync(file, 'utf8').includes('password.len() >= 12'), {
     timeout: 15000,
     state: () => tool.getAttribute('data-status'),
   });
   assert.ok(!fs.readFileSync(file, 'utf8').includes('!password.is_empty()'), 'the old line is still there');
   await byTestId(browser, 'approval', { extra: '[data-state="allow"]' });
+  await sleep(500);
+  assert.equal(await (await browser.$('[data-testid="error-toast"]')).isExisting(), false, 'a second answer was sent for the same approval');
   await waitFor(browser, 'the Edit call to end successfully', async () => (await tool.getAttribute('data-status')) === 'ok', {
     state: () => tool.getAttribute('data-status'),
   });

@@ -85,6 +85,8 @@ export class AppStore {
   now = $state(Date.now());
   error = $state<string | null>(null);
   sendError = $state<SendError | null>(null);
+  /** The prompt being typed: kept across views (a trip to Settings after a failed send must not lose it). */
+  draft = $state('');
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
   notices = $state<Notice[]>([]);
   private noticeId = 0;
