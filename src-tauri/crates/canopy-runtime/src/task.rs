@@ -292,7 +292,7 @@ pub(crate) async fn launch(
             child_session_id: child_session_id.clone(),
             usage: Usage::default(),
             tool_calls: 0,
-            elapsed_ms: requested.elapsed().as_millis() as u64,
+            elapsed_ms: 0,
         });
         Launched::NotStarted(ToolError::Cancelled)
     };
