@@ -186,3 +186,59 @@ test('a send that fails for want of a key keeps the prompt and offers Settings',
   await (await byTestId(browser, 'nav-session')).click();
   assert.equal(await (await byTestId(browser, 'prompt-input')).getValue(), text);
 });
+
+test('a session still running but no longer followed opens as running (not interrupted), and Stop ends it', async () => {
+  shot = '10-session-elsewhere-end';
+  writeSettings(cfg);
+  const project = copyFixture();
+  const otherParent = fs.mkdtempSync(path.join(os.tmpdir(), 'canopy-wd-other-'));
+  const other = path.join(otherParent, 'other-shop');
+  fs.cpSync(path.join(fixturesDir, PROJECT_NAME), other, { recursive: true });
+  const otherRoot = fs.realpathSync(other);
+  const projectRoot = fs.realpathSync(project);
+  fs.mkdirSync(cfg.dataDir, { recursive: true });
+  fs.writeFileSync(path.join(cfg.dataDir, 'recent-projects.json'), JSON.stringify([{ root: otherRoot, name: 'other-shop', last_opened_ms: Date.now() - 3_600_000 }]));
+  app = await launch(cfg, project);
+  const { browser } = app;
+
+  await sendPrompt(browser, 'CANCEL-DEMO: the run that will be left behind');
+  const main = await waitFor(browser, 'the slow subagent to be running', async () => {
+    const rows = await treeSnapshot(browser);
+    return rows.some((n) => n.label === 'Slow search' && n.status === 'running') ? rows.find((n) => n.level === 1) : false;
+  }, { timeout: 30000, state: () => treeSnapshot(browser) });
+
+  // Another project and a run there: this window now follows that one.
+  await (await byTestId(browser, 'nav-start')).click();
+  await (await byTestId(browser, 'recent-project', { extra: `[data-path="${otherRoot}"] button.open` })).click();
+  await (await byTestId(browser, 'open-anyway')).click();
+  await waitFor(browser, 'the other project to open', async () => (await textOf(await browser.$('[data-testid="project-name"]'))) === 'other-shop');
+  await sendPrompt(browser, 'PARALLEL-EXPLORE: something in the other project');
+  await waitFor(browser, 'the other run to complete', async () => {
+    const rows = await treeSnapshot(browser);
+    return rows.length === 3 && rows.every((n) => n.status === 'completed');
+  }, { timeout: 45000, state: () => treeSnapshot(browser) });
+
+  await (await byTestId(browser, 'nav-start')).click();
+  await (await byTestId(browser, 'recent-project', { extra: `[data-path="${projectRoot}"] button.open` })).click();
+  await waitFor(browser, 'the first project to open', async () => (await textOf(await browser.$('[data-testid="project-name"]'))) === PROJECT_NAME);
+  await (await byTestId(browser, 'nav-history')).click();
+  const row = await byTestId(browser, 'history-row', { extra: `[data-session-id="${main.id}"]` });
+  assert.equal(await row.getAttribute('data-status'), 'running');
+  assert.equal(await row.$('[data-testid="history-live"]').then((e) => e.isExisting()), false);
+  await (await row.$('[data-testid="history-open"]')).click();
+
+  const banner = await byTestId(browser, 'still-running-banner');
+  assert.match(await textOf(banner), /still running/i);
+  const shown = await treeSnapshot(browser);
+  assert.deepEqual(shown.filter((n) => n.status === 'interrupted'), [], `nodes marked interrupted: ${JSON.stringify(shown)}`);
+  assert.equal(shown.find((n) => n.label === 'Slow search')?.status, 'running');
+  await screenshot(browser, cfg, '10-session-still-running');
+
+  await (await banner.$('[data-testid="stop-run"]')).click();
+  await waitFor(browser, 'the stopped run to be shown as it ended', async () => {
+    const rows = await treeSnapshot(browser);
+    return rows.find((n) => n.level === 1)?.status === 'cancelled' && rows.find((n) => n.label === 'Slow search')?.status === 'cancelled';
+  }, { timeout: 20000, state: () => treeSnapshot(browser) });
+  await byTestId(browser, 'readonly-banner');
+  assert.equal(await exists(browser, 'still-running-banner'), false);
+});
