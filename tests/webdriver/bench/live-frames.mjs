@@ -27,7 +27,9 @@
 // Environment: what tests/webdriver/harness.mjs needs, plus BENCH_AGENTS (500), BENCH_RATE (2000
 // records/s), BENCH_SECONDS (15), BENCH_REPS (1), BENCH_OUT (JSON results file, optional), and for
 // diagnosis only BENCH_HIDE: a CSS selector hidden (display: none) before streaming, to see which pane's
-// rendering the frame time goes to (e.g. ".pane.conv" or ".tree-panel"; clicks on rows then fail).
+// rendering the frame time goes to (e.g. ".pane.conv" or ".tree-panel"; clicks on rows then fail), and
+// BENCH_CSS: a style sheet added before streaming, to try a CSS change (containment, layers) without
+// rebuilding the app.
 
 import fs from 'node:fs';
 import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, sleep, waitFor, writeSettings } from '../harness.mjs';
@@ -37,6 +39,7 @@ const RATE = Number(process.env.BENCH_RATE ?? 2000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const REPS = Number(process.env.BENCH_REPS ?? 1);
 const HIDE = process.env.BENCH_HIDE ?? '';
+const CSS = process.env.BENCH_CSS ?? '';
 const log = (...a) => console.log('bench-frames:', ...a);
 
 /** Page side, part 1: hijacks the next run channel before the prompt is sent. */
@@ -215,6 +218,42 @@ function startStream() {
   }, wait);
 }
 
+/**
+ * CPU time (ms, user + system) used so far by each program in this process's session, i.e. everything
+ * bench-webkit.sh started for this run: the app, WebKit's web process, Xvfb. Work done rather than
+ * wall-clock frame time, so it hardly moves when other builds share the cores.
+ */
+function sessionCpu() {
+  const tick = 10; // ms per clock tick (USER_HZ = 100 on Linux)
+  const field = (stat, i) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[i - 3];
+  const own = fs.readFileSync('/proc/self/stat', 'utf8');
+  const sid = field(own, 6);
+  const out = {};
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    if (field(stat, 6) !== sid) continue;
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    out[`${comm}#${pid}`] = (Number(field(stat, 14)) + Number(field(stat, 15))) * tick;
+  }
+  return out;
+}
+
+/** CPU ms per program between two sessionCpu() snapshots (processes that started meanwhile count from 0). */
+function cpuBetween(a, b) {
+  const out = {};
+  for (const [k, v] of Object.entries(b)) {
+    const name = k.slice(0, k.lastIndexOf('#'));
+    out[name] = (out[name] ?? 0) + v - (a[k] ?? 0);
+  }
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]));
+}
+
 const stats = (a) => {
   if (a.length === 0) return null;
   const s = [...a].sort((x, y) => x - y);
@@ -232,17 +271,25 @@ async function once(cfg, project, rep) {
     await waitFor(b, 'the run channel to carry its first message', () => b.execute(() => window.__fb.target !== null && window.__fb.rootId !== null), { timeout: 20000, interval: 50 });
     const built = await b.execute(buildStream, AGENTS, RATE, SECONDS);
     log(`rep ${rep}: stream of ${built.records} records (${(built.bytes / 1e6).toFixed(1)} MB JSON) in ${built.batches} batches, ${built.steps} steps per child, ${built.nodes} nodes`);
-    if (HIDE !== '') {
-      await b.execute((sel) => {
+    const extraCss = `${HIDE !== '' ? `${HIDE} { display: none !important; }\n` : ''}${CSS}`;
+    if (extraCss !== '') {
+      await b.execute((css) => {
         const st = document.createElement('style');
-        st.textContent = `${sel} { display: none !important; }`;
+        st.textContent = css;
         document.head.appendChild(st);
-      }, HIDE);
+      }, extraCss);
     }
     await b.execute(startStream);
+    // CPU used by the app's processes over the stream's 14.5 s window (t0 is the page's Date.now()).
+    await sleep(Math.max(0, built.t0 - Date.now()));
+    const cpu0 = sessionCpu();
+    let cpuDuring = null;
+    const cpuTimer = setTimeout(() => {
+      cpuDuring = cpuBetween(cpu0, sessionCpu());
+    }, SECONDS * 1000);
     // Click visible rows while it streams: one every ~1.5 s from 2 s in.
     const clickErrors = [];
-    await sleep(1500 + 2000);
+    await sleep(2000);
     for (let i = 0; i < Math.floor((SECONDS - 3) / 1.5); i++) {
       try {
         const ids = await b.execute(() => Array.from(document.querySelectorAll('[data-testid="tree-node"]')).map((n) => n.getAttribute('data-session-id')));
@@ -254,20 +301,26 @@ async function once(cfg, project, rep) {
       await sleep(1500);
     }
     await waitFor(b, 'the stream and the idle tail to finish', () => b.execute(() => window.__fb.m.done), { timeout: 120000, interval: 250 });
+    clearTimeout(cpuTimer);
     const m = await b.execute(() => window.__fb.m);
     const head = await b.execute(() => document.querySelector('.tree-panel header .muted')?.textContent?.replace(/\s+/g, ' ').trim() ?? '');
     const rows = await b.execute(() => document.querySelectorAll('[data-testid="tree-node"]').length);
     const final = await b.execute(() => document.body.textContent.includes('FRAMEBENCH-DONE'));
-    await screenshot(b, cfg, `bench-frames-${rep}`);
+    // Evidence only: without accelerated compositing WebKit's snapshot can time out under load.
+    await screenshot(b, cfg, `bench-frames-${rep}`).catch((e) => log(`rep ${rep}: no screenshot: ${String(e.message ?? e).slice(0, 120)}`));
     if (!head.startsWith(`${AGENTS + 1} ·`)) throw new Error(`the tree header reads "${head}", expected ${AGENTS + 1} agents: the stream did not reach the UI`);
     const r = {
       rep,
       hidden: HIDE || null,
+      css: CSS || null,
       header: head,
       renderedRows: rows,
       finalShown: final,
       streamMs: +(m.streamEnd - m.streamStart).toFixed(0),
       lateTicks: m.lateTicks,
+      // CPU ms per program while the stream ran (the WebKit web process does JS, style, layout, paint).
+      cpuDuring,
+      cpuTotalMs: cpuDuring === null ? null : Object.values(cpuDuring).reduce((x, y) => x + y, 0),
       framesIdleBefore: stats(m.idleBefore),
       framesDuring: stats(m.during),
       framesIdleAfter: stats(m.idleAfter),
