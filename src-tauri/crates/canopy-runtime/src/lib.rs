@@ -93,6 +93,10 @@ impl Default for RuntimeSettings {
     }
 }
 
+/// A cancellable session: its token, and its context once it runs (a subagent waiting for a slot
+/// has none yet).
+type LiveEntry = (CancellationToken, Option<Arc<agent::AgentCtx>>);
+
 /// The shared runtime: settings, model resolution, tools, and the registry of live sessions (for
 /// cancellation). Cheap to share as `Arc<Runtime>`.
 pub struct Runtime {
@@ -102,7 +106,7 @@ pub struct Runtime {
     redactor: Arc<Redactor>,
     /// Sessions that can be cancelled by id. A subagent still waiting for a parallelism slot has
     /// a token but no context yet.
-    live: Mutex<HashMap<String, (CancellationToken, Option<Arc<agent::AgentCtx>>)>>,
+    live: Mutex<HashMap<String, LiveEntry>>,
 }
 
 /// How a main session is started.
