@@ -30,13 +30,17 @@ pub struct ProfileInfo {
     pub source: Option<String>,
 }
 
-/// A project profile file that could not be used (or all profiles, when a settings override is bad).
+/// A project profile file that could not be used as written (or all profiles, when a settings
+/// override is bad).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct ProfileError {
     /// The file.
     pub path: String,
-    /// Why it was rejected.
+    /// Why it was rejected, or what was changed when it was loaded anyway.
     pub reason: String,
+    /// `true` for a warning: the profile is in use, changed as `reason` says (e.g. budgets lowered
+    /// to the ceiling); `false` when the file was rejected.
+    pub loaded: bool,
 }
 
 /// Profiles of the project at `root`, and the rejected profile files.
@@ -67,6 +71,7 @@ pub fn project_profiles(settings: &Settings, root: &Path) -> (Vec<ProfileInfo>, 
                 .map(|e| ProfileError {
                     path: e.path.display().to_string(),
                     reason: e.reason,
+                    loaded: e.loaded,
                 })
                 .collect(),
         ),
@@ -75,6 +80,7 @@ pub fn project_profiles(settings: &Settings, root: &Path) -> (Vec<ProfileInfo>, 
             vec![ProfileError {
                 path: "settings.json".to_string(),
                 reason: e.to_string(),
+                loaded: false,
             }],
         ),
     }

@@ -192,3 +192,47 @@ fn command_line_folder_is_current_and_a_bad_one_becomes_a_warning() {
         "{warnings}"
     );
 }
+
+#[test]
+fn project_profiles_say_which_were_rejected_and_which_run_with_lowered_budgets() {
+    let t = TestApp::new();
+    let dir = project(t.dirs.path());
+    let agents = dir.join(".canopy/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("greedy.md"),
+        "---\nname: greedy\ndescription: reads everything\nmax_steps: 500\n---\nSearch everything.\n",
+    )
+    .unwrap();
+    std::fs::write(agents.join("broken.md"), "no front matter here\n").unwrap();
+    let info = t.ok("open_project", json!({"path": dir}));
+
+    let greedy = info["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "greedy")
+        .unwrap_or_else(|| panic!("greedy is in use: {info}"));
+    assert_eq!(
+        greedy["budgets"]["max_steps"],
+        json!(60),
+        "lowered to the main agent's"
+    );
+    let errors = info["profile_errors"].as_array().unwrap();
+    let about = |file: &str| {
+        errors
+            .iter()
+            .find(|e| e["path"].as_str().unwrap().ends_with(file))
+            .unwrap_or_else(|| panic!("{file} in {errors:?}"))
+    };
+    assert_eq!(about("greedy.md")["loaded"], json!(true));
+    assert!(about("greedy.md")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("max_steps 500 -> 60"));
+    assert_eq!(about("broken.md")["loaded"], json!(false));
+    assert!(about("broken.md")["reason"]
+        .as_str()
+        .unwrap()
+        .contains("front matter"));
+}

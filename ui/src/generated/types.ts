@@ -905,9 +905,14 @@ export type ProfileError = {
  */
 path: string, 
 /**
- * Why it was rejected.
+ * Why it was rejected, or what was changed when it was loaded anyway.
  */
-reason: string, };
+reason: string, 
+/**
+ * `true` for a warning: the profile is in use, changed as `reason` says (e.g. budgets lowered
+ * to the ceiling); `false` when the file was rejected.
+ */
+loaded: boolean, };
 export type FileWindow = { 
 /**
  * Project-relative path with `/` separators.

@@ -25,7 +25,7 @@ const PROJECT: ProjectInfo = {
     { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null },
     { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md` },
   ],
-  profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)' }],
+  profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)', loaded: false }],
 };
 
 const FILLER = [

@@ -160,10 +160,17 @@ export class AppStore {
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
   setProject(p: ProjectInfo): void {
     this.project = p;
-    const n = p.profile_errors.length;
+    const name = (e: { path: string }) => e.path.split('/').pop() ?? e.path;
+    const rejected = p.profile_errors.filter((e) => !e.loaded);
+    const changed = p.profile_errors.filter((e) => e.loaded);
+    const n = rejected.length;
     if (n > 0) {
-      const files = p.profile_errors.map((e) => e.path.split('/').pop() ?? e.path).join(', ');
+      const files = rejected.map(name).join(', ');
       this.notify('warning', `${n} agent profile${n > 1 ? 's' : ''} in ${p.name} could not be loaded (${files}); see Settings › Agent profiles for why.`);
+    }
+    if (changed.length > 0) {
+      const what = changed.map((e) => `${name(e)}: ${e.reason}`).join('; ');
+      this.notify('warning', `Agent profiles of ${p.name} in use with changes — ${what}`);
     }
   }
 

@@ -81,6 +81,21 @@ describe('app store', () => {
     ]);
   });
 
+  it('says a profile runs with lowered budgets rather than calling it rejected', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const opening = be.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    const p = await opening;
+    app.setProject({
+      ...p,
+      profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/greedy.md`, reason: 'budgets lowered to the ceiling: max_steps 500 -> 60', loaded: true }],
+    });
+    expect(app.notices.map((n) => [n.kind, n.text])).toEqual([
+      ['warning', 'Agent profiles of tiny-http in use with changes — greedy.md: budgets lowered to the ceiling: max_steps 500 -> 60'],
+    ]);
+  });
+
   it('a second launch on the open project only refreshes its profiles', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);
