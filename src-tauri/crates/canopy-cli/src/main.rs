@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use canopy_config::{apply_env_overrides, KeyringStore, SecretStore, Settings, SettingsStore};
 use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
@@ -91,24 +91,40 @@ fn secret_store() -> Arc<dyn SecretStore> {
     Arc::new(KeyringStore::new())
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+/// How long the exit waits for blocking threads still running: a tool cancelled mid-call (a read
+/// on a hung network mount) may never return, and the answer is out by then.
+const SHUTDOWN_GRACE: Duration = Duration::from_millis(500);
+
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run {
-            project,
-            trace_dir,
-            allow,
-            json,
-            prompt,
-        } => run(project, trace_dir, allow, json, prompt).await,
-        Command::Trace {
-            command: TraceCommand::Show { path },
-        } => trace_show(&path),
-        Command::Models {
-            command: ModelsCommand::Check,
-        } => models_check().await,
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("canopy-cli: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
     };
+    let result = rt.block_on(async {
+        match cli.command {
+            Command::Run {
+                project,
+                trace_dir,
+                allow,
+                json,
+                prompt,
+            } => run(project, trace_dir, allow, json, prompt).await,
+            Command::Trace {
+                command: TraceCommand::Show { path },
+            } => trace_show(&path),
+            Command::Models {
+                command: ModelsCommand::Check,
+            } => models_check().await,
+        }
+    });
+    rt.shutdown_timeout(SHUTDOWN_GRACE);
     match result {
         Ok(code) => code,
         Err(message) => {
@@ -173,15 +189,16 @@ async fn run(
     });
     // Holding the session here would keep the event stream open after the run; the runtime and an
     // id are enough to cancel it.
-    let (cancel_rt, cancel_id) = (runtime.clone(), session.session_id().to_string());
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            cancel_rt.cancel(&cancel_id, "user (Ctrl-C)");
-        }
-    });
-    let outcome = session.run(prompt).await.map_err(|e| e.to_string())?;
+    let run_over = CancellationToken::new();
+    let interrupts = tokio::spawn(handle_interrupts(
+        runtime.clone(),
+        session.session_id().to_string(),
+        run_over.clone(),
+    ));
+    let outcome = session.run(prompt).await;
+    run_over.cancel();
+    let outcome = outcome.map_err(|e| e.to_string())?;
     let trace_path = session.trace_path();
-    ctrl_c.abort();
     drop(session);
     drop(runtime);
     let _ = printer.await;
@@ -209,11 +226,45 @@ async fn run(
         }
         eprintln!("trace: {}", trace_path.display());
     }
+    interrupts.abort();
     Ok(if outcome.terminal_reason == TerminalReason::Completed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Exit status after a second Ctrl-C, as a shell reports a SIGINT death (128 + 2).
+const ABORT_EXIT_CODE: i32 = 130;
+
+/// Ctrl-C while the run is going cancels it gracefully (the trace gets its `run_ended`); another
+/// Ctrl-C, or one after the run is over (still printing, or stuck), exits at once with 130. Once
+/// tokio has installed its SIGINT handler the default "die on Ctrl-C" is gone, so without the second
+/// stage a run that does not stop (a tool stuck in the kernel, a blocked pipe) could only be killed.
+async fn handle_interrupts(runtime: Arc<Runtime>, session_id: String, run_over: CancellationToken) {
+    // Dropped when the run ends: holding the runtime would keep the event stream open.
+    let mut runtime = Some(runtime);
+    loop {
+        tokio::select! {
+            biased;
+            _ = run_over.cancelled(), if runtime.is_some() => runtime = None,
+            signal = tokio::signal::ctrl_c() => {
+                if signal.is_err() {
+                    return;
+                }
+                match runtime.take() {
+                    Some(rt) => {
+                        eprintln!("canopy-cli: cancelling (press Ctrl-C again to abort at once)");
+                        rt.cancel(&session_id, "user (Ctrl-C)");
+                    }
+                    None => {
+                        eprintln!("canopy-cli: aborting");
+                        std::process::exit(ABORT_EXIT_CODE);
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
