@@ -154,6 +154,10 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
     if path.is_empty() || start == 0 {
         return None;
     }
+    // `a.rs:10-2` names no range; checking only line 10 would call it valid.
+    if end.is_some_and(|end| end < start) {
+        return None;
+    }
     Some((path, start, end))
 }
 
@@ -260,6 +264,8 @@ mod tests {
         assert_eq!(c("../etc/passwd:1").state, EvidenceState::OutsideProject);
         assert_eq!(c("/etc/passwd:1").state, EvidenceState::OutsideProject);
         assert_eq!(c("src/auth.rs").state, EvidenceState::Unparseable);
+        assert_eq!(c("src/auth.rs:3-1").state, EvidenceState::Unparseable);
+        assert_eq!(c("src/auth.rs:2-2").state, EvidenceState::Valid);
     }
 
     #[test]

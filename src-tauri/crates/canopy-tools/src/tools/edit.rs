@@ -118,7 +118,13 @@ fn edit(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     let old = to_line_endings(&args.old_string, crlf);
     let new = to_line_endings(&args.new_string, crlf);
     let positions: Vec<usize> = text.match_indices(old.as_str()).map(|(i, _)| i).collect();
-    match positions.len() {
+    // Uniqueness counts overlapping matches too: `aa` in `aaa` is two places an edit could mean.
+    let overlapping = if args.replace_all {
+        positions.clone()
+    } else {
+        overlapping_matches(&text, &old)
+    };
+    match overlapping.len() {
         0 => {
             return Err(ToolError::Refused(format!(
                 "`old_string` not found in `{shown}`; it must match exactly, including whitespace and indentation (Read the file again to copy it)"
@@ -126,7 +132,7 @@ fn edit(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         }
         1 => {}
         n if !args.replace_all => {
-            let lines: Vec<String> = positions
+            let lines: Vec<String> = overlapping
                 .iter()
                 .take(10)
                 .map(|&p| line_of(&text, p).to_string())
@@ -156,6 +162,19 @@ fn edit(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         &args.old_string,
         &args.new_string,
     )))
+}
+
+/// Start of every match of `needle`, overlapping ones included.
+fn overlapping_matches(text: &str, needle: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = text[from..].find(needle) {
+        let at = from + i;
+        out.push(at);
+        // Step one character, not the needle's length, so a match inside the last one is found.
+        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    out
 }
 
 /// A file counts as CRLF when most of its line breaks are CRLF.
@@ -276,6 +295,37 @@ mod tests {
             "{err}"
         );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "let x = 20;\n");
+    }
+
+    #[tokio::test]
+    async fn overlapping_matches_make_an_edit_ambiguous() {
+        let (dir, ctx) = project();
+        let file = dir.path().join("s.txt");
+        std::fs::write(&file, "x = \"aaa\";\n").unwrap();
+        read(&ctx, "s.txt").await;
+        let err = run(
+            &EditTool,
+            &ctx,
+            json!({"path": "s.txt", "old_string": "aa", "new_string": "b"}),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, ToolError::Refused(_)), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("`old_string` found 2 times in `s.txt` (lines 1, 1)"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x = \"aaa\";\n");
+        // Enough context makes it unique again.
+        run(
+            &EditTool,
+            &ctx,
+            json!({"path": "s.txt", "old_string": "\"aa", "new_string": "\"b"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "x = \"ba\";\n");
     }
 
     #[tokio::test]
