@@ -29,7 +29,9 @@
 // diagnosis only BENCH_HIDE: a CSS selector hidden (display: none) before streaming, to see which pane's
 // rendering the frame time goes to (e.g. ".pane.conv" or ".tree-panel"; clicks on rows then fail), and
 // BENCH_CSS: a style sheet added before streaming, to try a CSS change (containment, layers) without
-// rebuilding the app.
+// rebuilding the app. BENCH_SCROLL_CHECK=1 checks following as a person meets it: 5 s in, the conversation
+// is scrolled to the top; 2 s later it must still be there (growth does not pull it back), then it is
+// scrolled to the end and must follow again to the final answer (`scrollCheck` in the results).
 
 import fs from 'node:fs';
 import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, sleep, waitFor, writeSettings } from '../harness.mjs';
@@ -40,6 +42,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
 const REPS = Number(process.env.BENCH_REPS ?? 1);
 const HIDE = process.env.BENCH_HIDE ?? '';
 const CSS = process.env.BENCH_CSS ?? '';
+const SCROLL_CHECK = process.env.BENCH_SCROLL_CHECK === '1';
 const log = (...a) => console.log('bench-frames:', ...a);
 
 /** Page side, part 1: hijacks the next run channel before the prompt is sent. */
@@ -152,10 +155,10 @@ function buildStream(agents, rate, seconds) {
 }
 
 /** Page side, part 3: delivers the batches on a 33 ms timer and records frames and click latencies. */
-function startStream() {
+function startStream(scrollCheck) {
   const fb = window.__fb;
   const s = fb.stream;
-  const m = { idleBefore: [], during: [], idleAfter: [], deliverMs: [], lateTicks: 0, clicks: [], streamStart: null, streamEnd: null, done: false };
+  const m = { idleBefore: [], during: [], idleAfter: [], deliverMs: [], lateTicks: 0, clicks: [], streamStart: null, streamEnd: null, done: false, scroll: null };
   fb.m = m;
   let phase = 'idleBefore';
   let last = null;
@@ -215,6 +218,17 @@ function startStream() {
       }
     };
     tick();
+    if (scrollCheck) {
+      const conv = () => document.querySelector('[data-testid="conversation"] .vl');
+      setTimeout(() => {
+        conv().scrollTop = 0;
+      }, 5000);
+      setTimeout(() => {
+        const el = conv();
+        m.scroll = { topAfter2s: el.scrollTop, heightAfter2s: el.scrollHeight };
+        el.scrollTop = el.scrollHeight;
+      }, 7000);
+    }
   }, wait);
 }
 
@@ -279,7 +293,7 @@ async function once(cfg, project, rep) {
         document.head.appendChild(st);
       }, extraCss);
     }
-    await b.execute(startStream);
+    await b.execute(startStream, SCROLL_CHECK);
     // CPU used by the app's processes over the stream's 14.5 s window (t0 is the page's Date.now()).
     await sleep(Math.max(0, built.t0 - Date.now()));
     const cpu0 = sessionCpu();
@@ -316,6 +330,8 @@ async function once(cfg, project, rep) {
       header: head,
       renderedRows: rows,
       finalShown: final,
+      // Scrolled up stays up (scrollTop still near 0 two seconds later) and scrolling back follows again.
+      scrollCheck: m.scroll === null ? null : { ...m.scroll, stayedUp: m.scroll.topAfter2s < 100, followedAgain: final },
       streamMs: +(m.streamEnd - m.streamStart).toFixed(0),
       lateTicks: m.lateTicks,
       // CPU ms per program while the stream ran (the WebKit web process does JS, style, layout, paint).
