@@ -170,7 +170,7 @@ async function main() {
   log(`first open:  click → final answer rendered:     ${fmt(pick((r) => r.first.finalMs))}`);
   log(`second open: click → next frame (painted):      ${fmt(pick((r) => r.second.paintedMs))}`);
   log(`load_session invoke (Rust + IPC + JSON parse):  ${fmt(pick((r) => r.parts.ipc))}`);
-  log(`list_sessions invoke (parses every trace file): ${fmt(pick((r) => r.parts.list))}`);
+  log(`list_sessions invoke (first lines + root head/tail): ${fmt(pick((r) => r.parts.list))}`);
   log(`JSON.parse of the same data alone:              ${fmt(pick((r) => r.parts.parse))}`);
   log(`reducer (applyRecords + finalizeRun) in WebKit: ${fmt(pick((r) => r.parts.reduce))}`);
   if (process.env.BENCH_OUT) fs.writeFileSync(process.env.BENCH_OUT, JSON.stringify({ summary, results }, null, 2));
