@@ -53,8 +53,11 @@ export function copyFixture() {
   return dest;
 }
 
-/** settings.json with both slots on the scripted server (OpenAI wire format, no key needed on loopback). */
-export function writeSettings(cfg) {
+/**
+ * settings.json with both slots on the scripted server (OpenAI wire format, no key needed on loopback).
+ * `overrides` replaces top-level fields, e.g. `{ parallelism: 1 }` to make a second subagent wait.
+ */
+export function writeSettings(cfg, overrides = {}) {
   const slot = (model) => ({
     provider: 'openai',
     base_url: `${cfg.mockUrl}/v1`,
@@ -65,7 +68,7 @@ export function writeSettings(cfg) {
     max_output_tokens: 4096,
   });
   fs.mkdirSync(cfg.configDir, { recursive: true });
-  const settings = { version: 1, main: slot('mock-main'), light: slot('mock-light'), parallelism: 4 };
+  const settings = { version: 1, main: slot('mock-main'), light: slot('mock-light'), parallelism: 4, ...overrides };
   fs.writeFileSync(path.join(cfg.configDir, 'settings.json'), JSON.stringify(settings, null, 2));
 }
 
@@ -97,11 +100,29 @@ function alive(pid) {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * A script that starts `binary` with `env` added. WebKitWebDriver passes the app no environment of its
+ * own choosing, so this is how one launch gets e.g. `GTK_THEME=Adwaita:dark`. It `exec`s, so the
+ * process is the app itself (found by its executable like any other launch).
+ */
+function envWrapper(binary, env) {
+  const q = (v) => `'${String(v).replaceAll("'", "'\\''")}'`;
+  for (const k of Object.keys(env)) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) throw new Error(`not an environment variable name: "${k}"`);
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'canopy-wd-env-'));
+  const file = path.join(dir, 'canopy-with-env');
+  const lines = ['#!/bin/sh', ...Object.entries(env).map(([k, v]) => `export ${k}=${q(v)}`), `exec ${q(binary)} "$@"`];
+  fs.writeFileSync(file, lines.join('\n') + '\n', { mode: 0o755 });
+  return file;
+}
+
+/**
  * Starts the app on `projectPath` through tauri-driver and returns `{ browser, pid, close }`.
  * `projectPath` null starts it with no folder on the command line (the Start view).
+ * `env` adds environment variables for the app process only (e.g. `{ GTK_THEME: 'Adwaita:dark' }`).
  * Fails fast (instead of hanging in session creation) when the app process exits during start-up.
  */
-export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}) {
+export async function launch(cfg, projectPath, { startupTimeoutMs = 60000, env } = {}) {
   const before = new Set(pidsOf(cfg.binary));
   if (before.size > 0) {
     // The app is single-instance: a leftover window would swallow this launch.
@@ -114,7 +135,10 @@ export async function launch(cfg, projectPath, { startupTimeoutMs = 60000 } = {}
     connectionRetryTimeout: startupTimeoutMs,
     capabilities: {
       'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: cfg.binary, args: projectPath === null ? [] : [projectPath] },
+      'tauri:options': {
+        application: env === undefined ? cfg.binary : envWrapper(cfg.binary, env),
+        args: projectPath === null ? [] : [projectPath],
+      },
     },
   });
   let pid = null;
