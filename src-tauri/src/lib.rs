@@ -6,6 +6,7 @@ pub mod bridge;
 pub mod commands;
 pub mod error;
 pub mod profiles;
+pub mod render;
 pub mod runs;
 pub mod state;
 pub mod typescript;

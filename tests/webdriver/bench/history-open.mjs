@@ -2,7 +2,7 @@
 // takes to open a ~100,000-record session from History. Writes a large trace tree (gen-trace.mjs) into
 // the fixture project's trace folder, then per repetition launches the app on that project, opens
 // History, clicks the session and measures, inside the page, from the click to the first animation
-// frame in which the agent tree shows every agent (header "N · 0 active", rows rendered) and the
+// frame in which the agent tree shows every agent (header "N agents", none running or queued, rows rendered) and the
 // conversation has rows; then the frame after that (painted). It then opens the session a second time in
 // the same window (warm), and splits the cost: `load_session` over IPC (Rust read + serialise + transfer
 // + JSON parse, timed around `__TAURI_INTERNALS__.invoke`), JSON.parse alone on the same data, and the
@@ -50,7 +50,8 @@ function installProbe(browser, agents, finalText) {
           const head = document.querySelector('.tree-panel header .muted')?.textContent?.replace(/\s+/g, ' ').trim() ?? '';
           const rows = document.querySelectorAll('[data-testid="tree-node"]').length;
           const conv = document.querySelectorAll('[data-testid="conversation"] [data-testid^="msg-"], [data-testid="conversation"] [data-testid="tool-call"]').length;
-          if (head.startsWith(`${agents} · 0 active`) && rows > 0 && conv > 0) {
+          // The header reads "51 agents" once all are in and none is running or queued.
+          if (head === `${agents} agents` && rows > 0 && conv > 0) {
             void document.body.offsetHeight; // force layout, so "shown" includes it
             b.shown = performance.now();
           }

@@ -322,7 +322,7 @@ async function once(cfg, project, rep) {
     const final = await b.execute(() => document.body.textContent.includes('FRAMEBENCH-DONE'));
     // Evidence only: without accelerated compositing WebKit's snapshot can time out under load.
     await screenshot(b, cfg, `bench-frames-${rep}`).catch((e) => log(`rep ${rep}: no screenshot: ${String(e.message ?? e).slice(0, 120)}`));
-    if (!head.startsWith(`${AGENTS + 1} ·`)) throw new Error(`the tree header reads "${head}", expected ${AGENTS + 1} agents: the stream did not reach the UI`);
+    if (head !== `${AGENTS + 1} agents`) throw new Error(`the tree header reads "${head}", expected "${AGENTS + 1} agents" (none running): the stream did not reach the UI`);
     const r = {
       rep,
       hidden: HIDE || null,
