@@ -85,7 +85,11 @@ mod tests {
     #[test]
     fn webkits_own_variable_is_left_alone() {
         for choice in [None, Some("off"), Some("on"), Some("bogus")] {
-            assert_eq!(disable_compositing(choice, true, false), Ok(false), "{choice:?}");
+            assert_eq!(
+                disable_compositing(choice, true, false),
+                Ok(false),
+                "{choice:?}"
+            );
         }
     }
 
@@ -101,7 +105,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(!has_render_node(dir.path()));
         std::fs::write(dir.path().join("card0"), "").unwrap();
-        assert!(!has_render_node(dir.path()), "a card node alone is not a render node");
+        assert!(
+            !has_render_node(dir.path()),
+            "a card node alone is not a render node"
+        );
         std::fs::write(dir.path().join("renderD128"), "").unwrap();
         assert!(has_render_node(dir.path()));
         assert!(!has_render_node(&dir.path().join("missing")));
