@@ -288,6 +288,12 @@ class Draft {
       return existing;
     }
     const node = newNode(id, null, 0, ts);
+    if (parentId !== null) {
+      // A child seen first through its parent's events (queued for a slot) is a subagent whose profile
+      // the next `subagent_*` event names; `main` would show on its row until it starts.
+      node.profile = '';
+      node.agent = 'subagent';
+    }
     this.nodes.set(id, node);
     this.owned.add(id);
     this.pushOrder(id);

@@ -136,3 +136,18 @@ describe.each(['replay', 'live'] as const)('runtime traces, %s order', (order) =
     expect([child.model?.slot, child.model?.fallback, child.model?.model_id]).toEqual(['main', true, 'mock-main']);
   });
 });
+
+describe('a subagent known only from its parent (queued for a slot)', () => {
+  it('shows its profile and is a subagent before its own records arrive', () => {
+    const run = loadRun('cancel-one-child');
+    const root = run.files[0];
+    const upTo = root.findIndex((r) => r.event.type === 'subagent_requested');
+    expect(upTo).toBeGreaterThan(0);
+    const s = applyRecords(emptyState(), root.slice(0, upTo + 1));
+    const e = root[upTo].event;
+    if (e.type !== 'subagent_requested') throw new Error('not a request');
+    const child = get(s, e.child_session_id);
+    expect([child.status, child.agent, child.profile, child.label]).toEqual(['queued', 'subagent', e.profile, e.description]);
+    expect(e.profile).toBe('explore');
+  });
+});
