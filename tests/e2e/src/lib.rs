@@ -311,3 +311,78 @@ pub fn main_budgets(
         ModelSlot::Main,
     )
 }
+
+/// A `Task` call that asks for an `explore` subagent.
+pub fn task(description: &str, prompt: &str) -> canopy_test_support::ScriptedCall {
+    canopy_test_support::call(
+        "Task",
+        serde_json::json!({"description": description, "prompt": prompt, "subagent_type": "explore"}),
+    )
+}
+
+/// A valid explore result whose one finding is its summary.
+pub fn explore_result(summary: &str, evidence: &[&str]) -> String {
+    serde_json::json!({"status": "completed", "summary": summary, "findings": [summary], "evidence": evidence, "unresolved_questions": []}).to_string()
+}
+
+/// The rule that answers the explore subagent whose task prompt contains `marker`.
+pub fn explore_rule(marker: &str) -> canopy_test_support::Rule {
+    canopy_test_support::Rule::new(marker)
+        .system_contains("explore subagent")
+        .first_user_contains(marker)
+}
+
+/// A stand-in for a real tool that misbehaves on purpose: it waits `delay` without watching its
+/// cancel token (a Read blocked on a FIFO), then returns what `output` makes of the project root
+/// (which may also write to it, like a tool lying about being read-only). It claims to be read-only.
+pub struct ScriptedTool {
+    name: &'static str,
+    delay: std::time::Duration,
+    output: Box<dyn Fn(&Path) -> String + Send + Sync>,
+}
+
+impl ScriptedTool {
+    /// A read-only-looking tool called `name`.
+    pub fn new(
+        name: &'static str,
+        delay: std::time::Duration,
+        output: impl Fn(&Path) -> String + Send + Sync + 'static,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            name,
+            delay,
+            output: Box::new(output),
+        })
+    }
+}
+
+#[async_trait]
+impl canopy_tools::Tool for ScriptedTool {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn spec(&self) -> canopy_protocol::ToolSpec {
+        canopy_protocol::ToolSpec {
+            name: self.name.into(),
+            description: format!("{} (scripted for a test)", self.name),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn summarize(&self, _args: &serde_json::Value) -> String {
+        self.name.into()
+    }
+    async fn run(
+        &self,
+        _args: serde_json::Value,
+        ctx: &canopy_tools::ToolContext,
+    ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
+        tokio::time::sleep(self.delay).await;
+        Ok(canopy_tools::ToolOutput {
+            content: (self.output)(&ctx.root),
+            todos: None,
+        })
+    }
+}

@@ -18,37 +18,8 @@ use canopy_test_support::{call, Rule, Script, Turn};
 use serde_json::json;
 
 /// A `Read` that hangs like a read of a FIFO nobody writes to: it ignores its cancel token.
-struct BlockedRead;
-
-#[async_trait::async_trait]
-impl canopy_tools::Tool for BlockedRead {
-    fn name(&self) -> &str {
-        "Read"
-    }
-    fn spec(&self) -> canopy_protocol::ToolSpec {
-        canopy_protocol::ToolSpec {
-            name: "Read".into(),
-            description: "read".into(),
-            parameters: json!({"type": "object"}),
-        }
-    }
-    fn mutates(&self) -> bool {
-        false
-    }
-    fn summarize(&self, _args: &serde_json::Value) -> String {
-        "Read".into()
-    }
-    async fn run(
-        &self,
-        _args: serde_json::Value,
-        _ctx: &canopy_tools::ToolContext,
-    ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
-        tokio::time::sleep(Duration::from_secs(40)).await;
-        Ok(canopy_tools::ToolOutput {
-            content: "finally".into(),
-            todos: None,
-        })
-    }
+fn blocked_read() -> Arc<ScriptedTool> {
+    ScriptedTool::new("Read", Duration::from_secs(40), |_| "finally".into())
 }
 
 fn blocked_read_script() -> Script {
@@ -79,7 +50,7 @@ async fn a_cancel_stops_a_run_whose_tool_is_blocked() {
     let rt = runtime_with_tools(
         &settings_for(&server, ProviderKind::Openai, false),
         |_| {},
-        vec![Arc::new(BlockedRead)],
+        vec![blocked_read()],
     );
     let started = Instant::now();
     let ran = run_prompt(
@@ -125,7 +96,7 @@ async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers
             rs.profile_overrides
                 .insert("main".into(), main_budgets(60, 2_000_000, 1_500));
         },
-        vec![Arc::new(BlockedRead)],
+        vec![blocked_read()],
     );
     let started = Instant::now();
     let ran = run_prompt(
@@ -148,23 +119,6 @@ async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers
         Some("Here is what I have.")
     );
     assert_eq!(tool_end_status(&ran, "Read"), Some(ToolStatus::Cancelled));
-}
-
-fn task(description: &str, prompt: &str) -> canopy_test_support::ScriptedCall {
-    call(
-        "Task",
-        json!({"description": description, "prompt": prompt, "subagent_type": "explore"}),
-    )
-}
-
-fn explore_result(summary: &str) -> String {
-    json!({"status": "completed", "summary": summary, "findings": [summary], "evidence": ["README.md:1"], "unresolved_questions": []}).to_string()
-}
-
-fn explore_rule(marker: &str) -> Rule {
-    Rule::new(marker)
-        .system_contains("explore subagent")
-        .first_user_contains(marker)
 }
 
 fn task_errors(ran: &Ran) -> Vec<String> {
@@ -198,7 +152,7 @@ async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
         .rule(
             Rule::new("child")
                 .system_contains("explore subagent")
-                .turn(Turn::text(explore_result("ok"))),
+                .turn(Turn::text(explore_result("ok", &["README.md:1"]))),
         );
     let Scenario {
         server,
@@ -234,8 +188,13 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
                 .turn(Turn::tools(vec![task("Second", "TASK-SECOND")]).usage(400, 20))
                 .turn(Turn::text("done with what I have").usage(500, 20)),
         )
-        .rule(explore_rule("TASK-FIRST").turn(Turn::text(explore_result("big")).usage(9_000, 500)))
-        .rule(explore_rule("TASK-SECOND").turn(Turn::text(explore_result("never"))));
+        .rule(
+            explore_rule("TASK-FIRST")
+                .turn(Turn::text(explore_result("big", &["README.md:1"])).usage(9_000, 500)),
+        )
+        .rule(
+            explore_rule("TASK-SECOND").turn(Turn::text(explore_result("never", &["README.md:1"]))),
+        );
     let Scenario {
         server,
         project,
@@ -284,12 +243,14 @@ async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_be
         .rule(
             Rule::new("final")
                 .system_contains("your budget is exhausted")
-                .turn(Turn::text(explore_result("what I read so far"))),
+                .turn(Turn::text(explore_result(
+                    "what I read so far",
+                    &["README.md:1"],
+                ))),
         )
-        .rule(
-            explore_rule("TASK-SLOW")
-                .turn(Turn::text(explore_result("too late")).first_byte_delay_ms(20_000)),
-        );
+        .rule(explore_rule("TASK-SLOW").turn(
+            Turn::text(explore_result("too late", &["README.md:1"])).first_byte_delay_ms(20_000),
+        ));
     let Scenario {
         server,
         project,
@@ -332,21 +293,24 @@ async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_be
 
 #[tokio::test]
 async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
-    let script = Script::new()
-        .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
-                .turn(Turn::tools(vec![
-                    task("Running", "TASK-RUN"),
-                    task("Queued", "TASK-QUEUED"),
-                ]))
-                .turn(Turn::text("done")),
-        )
-        .rule(
-            explore_rule("TASK-RUN")
-                .turn(Turn::text(explore_result("ran")).first_byte_delay_ms(1_000)),
-        )
-        .rule(explore_rule("TASK-QUEUED").turn(Turn::text(explore_result("should not run"))));
+    let script =
+        Script::new()
+            .rule(
+                Rule::new("main")
+                    .system_contains("You are Canopy")
+                    .turn(Turn::tools(vec![
+                        task("Running", "TASK-RUN"),
+                        task("Queued", "TASK-QUEUED"),
+                    ]))
+                    .turn(Turn::text("done")),
+            )
+            .rule(explore_rule("TASK-RUN").turn(
+                Turn::text(explore_result("ran", &["README.md:1"])).first_byte_delay_ms(1_000),
+            ))
+            .rule(explore_rule("TASK-QUEUED").turn(Turn::text(explore_result(
+                "should not run",
+                &["README.md:1"],
+            ))));
     let Scenario {
         server,
         project,
@@ -451,36 +415,10 @@ async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up
 }
 
 /// A `Glob` whose output puts the test key right across the trace's 16 KiB cap.
-struct LeakyGlob;
-
-#[async_trait::async_trait]
-impl canopy_tools::Tool for LeakyGlob {
-    fn name(&self) -> &str {
-        "Glob"
-    }
-    fn spec(&self) -> canopy_protocol::ToolSpec {
-        canopy_protocol::ToolSpec {
-            name: "Glob".into(),
-            description: "glob".into(),
-            parameters: json!({"type": "object"}),
-        }
-    }
-    fn mutates(&self) -> bool {
-        false
-    }
-    fn summarize(&self, _args: &serde_json::Value) -> String {
-        "Glob".into()
-    }
-    async fn run(
-        &self,
-        _args: serde_json::Value,
-        _ctx: &canopy_tools::ToolContext,
-    ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
-        Ok(canopy_tools::ToolOutput {
-            content: format!("{} {TEST_KEY} tail", "x".repeat(16 * 1024 - 12)),
-            todos: None,
-        })
-    }
+fn leaky_glob() -> Arc<ScriptedTool> {
+    ScriptedTool::new("Glob", Duration::ZERO, |_| {
+        format!("{} {TEST_KEY} tail", "x".repeat(16 * 1024 - 12))
+    })
 }
 
 #[tokio::test]
@@ -499,7 +437,7 @@ async fn a_key_across_the_trace_cap_is_redacted_whole() {
     let rt = runtime_with_tools(
         &settings_for(&server, ProviderKind::Openai, false),
         |_| {},
-        vec![Arc::new(LeakyGlob)],
+        vec![leaky_glob()],
     );
     let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
     let output = ran
@@ -686,7 +624,7 @@ async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
             explore_rule("TASK-CUT")
                 .turn(Turn::text("not json"))
                 .turn(Turn::text("{").finish_reason("length"))
-                .turn(Turn::text(explore_result("late"))),
+                .turn(Turn::text(explore_result("late", &["README.md:1"]))),
         );
     let Scenario {
         server,
@@ -729,7 +667,10 @@ async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() 
         .rule(
             explore_rule("TASK-LATE")
                 .turn(Turn::text("not json").first_byte_delay_ms(2_000))
-                .turn(Turn::text(explore_result("fixed")).first_byte_delay_ms(2_000)),
+                .turn(
+                    Turn::text(explore_result("fixed", &["README.md:1"]))
+                        .first_byte_delay_ms(2_000),
+                ),
         );
     let Scenario {
         server,
@@ -768,7 +709,10 @@ async fn a_child_the_provider_finds_too_long_still_hands_in_its_findings() {
         .rule(
             Rule::new("final")
                 .system_contains("your budget is exhausted")
-                .turn(Turn::text(explore_result("partial findings"))),
+                .turn(Turn::text(explore_result(
+                    "partial findings",
+                    &["README.md:1"],
+                ))),
         )
         .rule(
             explore_rule("TASK-WIDE")

@@ -766,21 +766,8 @@ async fn run_loop(
         if est > budgets.max_context_tokens {
             if ctx.agent == AgentKind::Main {
                 if let Err(e) = compaction::compact(ctx, history, st, cancel).await {
-                    if cancel.is_cancelled() {
-                        return Ending::reason(TerminalReason::Cancelled, None);
-                    }
-                    if st.elapsed_ms() >= budgets.max_wall_time_ms {
-                        let (used, limit) = (st.elapsed_ms(), budgets.max_wall_time_ms);
-                        return final_call(
-                            ctx,
-                            history,
-                            st,
-                            BudgetKind::WallTime,
-                            used,
-                            limit,
-                            cancel,
-                        )
-                        .await;
+                    if let Some(ending) = cancel_or_time_ending(ctx, history, st, cancel).await {
+                        return ending;
                     }
                     return Ending::reason(TerminalReason::ContextOverflow, Some(format!("the conversation no longer fits the context budget and compaction failed: {e}")));
                 }
@@ -867,21 +854,8 @@ async fn run_loop(
                     if compaction::compact(ctx, history, st, cancel).await.is_ok() {
                         continue;
                     }
-                    if cancel.is_cancelled() {
-                        return Ending::reason(TerminalReason::Cancelled, None);
-                    }
-                    if st.elapsed_ms() >= budgets.max_wall_time_ms {
-                        let (used, limit) = (st.elapsed_ms(), budgets.max_wall_time_ms);
-                        return final_call(
-                            ctx,
-                            history,
-                            st,
-                            BudgetKind::WallTime,
-                            used,
-                            limit,
-                            cancel,
-                        )
-                        .await;
+                    if let Some(ending) = cancel_or_time_ending(ctx, history, st, cancel).await {
+                        return ending;
                     }
                 }
                 return Ending::reason(
@@ -967,6 +941,24 @@ async fn run_loop(
             }
         }
     }
+}
+
+/// After a compaction failed: a cancel, or a wall-time budget spent meanwhile, decides how the run
+/// ends (cancelled, or the final call for time) rather than the compaction's own failure.
+async fn cancel_or_time_ending(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    st: &mut LoopState,
+    cancel: &CancellationToken,
+) -> Option<Ending> {
+    if cancel.is_cancelled() {
+        return Some(Ending::reason(TerminalReason::Cancelled, None));
+    }
+    let (used, limit) = (st.elapsed_ms(), st.budgets.max_wall_time_ms);
+    if used < limit {
+        return None;
+    }
+    Some(final_call(ctx, history, st, BudgetKind::WallTime, used, limit, cancel).await)
 }
 
 /// The one tool-less call an agent gets when a budget runs out, so work done is not thrown away.
