@@ -37,6 +37,17 @@ function rowFor(app: AppStore, sessionId: string, item: ConvItem, extra: Record<
   return render(ConvItemView, { props }).body;
 }
 
+describe('ConvItemView header line', () => {
+  it('names a TodoWrite call by what it does, not by its raw JSON', () => {
+    const app = new AppStore(createFakeBackend());
+    const item = tool({ id: 'call_todo', tool: 'TodoWrite', args: { todos: [{ content: 'a', status: 'pending' }, { content: 'b', status: 'pending' }] } });
+    const body = rowFor(app, 's-main', item);
+    expect(body).toContain('Update plan (2 items)');
+    expect(body).not.toContain('{&quot;todos&quot;');
+    expect(body).not.toContain('{"todos"');
+  });
+});
+
 describe('ConvItemView', () => {
   it('a tool call expanded before it scrolled away comes back expanded; others stay closed', () => {
     const app = new AppStore(createFakeBackend());
