@@ -223,8 +223,78 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].contains(
-            "token budget for itself and its subagents is used up (10240 of 10000 tokens)"
+            "token budget for itself and its subagents is used up (10240 of 10000 tokens spent, 0 set aside for subagents still running)"
         ),
+        "{}",
+        errors[0]
+    );
+}
+
+#[tokio::test]
+async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
+    // Three explore children of 32,000 tokens each in one turn, under a parent allowed 50,000 in all.
+    let script =
+        Script::new()
+            .rule(
+                Rule::new("main")
+                    .system_contains("You are Canopy")
+                    .turn(
+                        Turn::tools(vec![
+                            task("One", "TASK-ONE"),
+                            task("Two", "TASK-TWO"),
+                            task("Three", "TASK-THREE"),
+                        ])
+                        .usage(1_000, 100),
+                    )
+                    .turn(Turn::text("done").usage(1_500, 50)),
+            )
+            .rule(explore_rule("TASK-ONE").turn(
+                Turn::text(explore_result("one", &["README.md:1"])).first_byte_delay_ms(1_500),
+            ))
+            .rule(explore_rule("TASK-TWO").turn(
+                Turn::text(explore_result("two", &["README.md:1"])).first_byte_delay_ms(1_500),
+            ))
+            .rule(explore_rule("TASK-THREE").turn(
+                Turn::text(explore_result("three", &["README.md:1"])).first_byte_delay_ms(1_500),
+            ));
+    let Scenario {
+        server,
+        project,
+        traces,
+    } = Scenario::start(script).await;
+    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        rs.profile_overrides
+            .insert("main".into(), main_budgets(60, 50_000, 300_000));
+    });
+    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+    let budgets: Vec<u64> = ran
+        .children()
+        .iter()
+        .filter_map(|c| {
+            ran.find(c, |e| match e {
+                TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_total_tokens),
+                _ => None,
+            })
+        })
+        .collect();
+    let left = 50_000 - 1_100;
+    assert!(
+        budgets.iter().sum::<u64>() <= left,
+        "the children's token budgets {budgets:?} add up to more than the {left} the parent had left"
+    );
+    // The first two get the explore profile's 32,000 and what remains; the third waits for nothing
+    // and is not started, since nothing is left.
+    let mut sorted = budgets.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [left - 32_000, 32_000], "{budgets:?}");
+    let errors = task_errors(&ran);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].contains(&format!(
+            "({} of 50000 tokens spent, {left} set aside for subagents still running)",
+            1_100
+        )),
         "{}",
         errors[0]
     );

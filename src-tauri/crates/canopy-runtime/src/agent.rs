@@ -44,6 +44,9 @@ pub(crate) struct AgentCtx {
     pub profiles: Arc<Vec<RuntimeProfile>>,
     pub task_slots: Arc<Semaphore>,
     pub descendants: Mutex<Usage>,
+    /// Tokens set aside for this agent's subagents that are still running (each one's
+    /// `max_total_tokens`), so siblings started together cannot together overspend its budget.
+    pub(crate) reserved_tokens: Mutex<u64>,
     /// Lower limits than the profile's, set by the parent (its remaining time and tree tokens).
     pub budget_caps: Option<Budgets>,
     /// The current run's deadline and own usage, for the subagents it launches.
@@ -124,6 +127,7 @@ impl AgentCtx {
                 profiles: p.profiles,
                 task_slots: p.task_slots,
                 descendants: Mutex::new(Usage::default()),
+                reserved_tokens: Mutex::new(0),
                 budget_caps: p.budget_caps,
                 run_limits: Mutex::new(None),
                 cancel_record: Mutex::new(CancelRecord::default()),
@@ -163,6 +167,11 @@ impl AgentCtx {
 
     pub fn run_limits(&self) -> Option<RunLimits> {
         self.run_limits.lock().ok().and_then(|l| *l)
+    }
+
+    /// Tokens set aside for subagents still running.
+    pub fn reserved_tokens(&self) -> u64 {
+        self.reserved_tokens.lock().map(|r| *r).unwrap_or(0)
     }
 
     /// Usage of finished subagents of the current run.

@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{run_child, AgentCtx, AgentCtxParts, AgentOutcome};
+use crate::agent::{run_child, AgentCtx, AgentCtxParts, AgentOutcome, RunLimits};
 use crate::new_id;
 use crate::profiles::{ResultContract, RuntimeProfile};
 use crate::readonly_check::Snapshot;
@@ -311,7 +311,10 @@ pub(crate) async fn launch(
     if let Some((why, reason)) = start_refusal(parent) {
         return not_started(why.clone(), reason, ToolError::Refused(why));
     }
-    let budget_caps = child_caps(parent);
+    let (budget_caps, reservation) = match child_caps(parent, &profile) {
+        Some((caps, r)) => (Some(caps), Some(r)),
+        None => (None, None),
+    };
     let model = match parent.runtime.models.resolve(slot) {
         Ok(m) => m,
         Err(e) => {
@@ -388,6 +391,7 @@ pub(crate) async fn launch(
         }
     }
     parent.add_descendant_usage(&outcome.usage_with_descendants);
+    drop(reservation);
     let base = (tool_call_id.to_string(), child_session_id.clone());
     match (&outcome.result, outcome.terminal_reason) {
         (_, TerminalReason::Cancelled) => parent.trace.emit(TraceEvent::SubagentCancelled {
@@ -461,13 +465,12 @@ fn wall_time_left_for_child(parent: &AgentCtx, deadline: Instant) -> (u64, u64) 
 pub(crate) fn start_refusal(parent: &AgentCtx) -> Option<(String, TerminalReason)> {
     let limits = parent.run_limits()?;
     let budgets = parent.budgets();
-    let mut tree = limits.own_usage;
-    tree.add(&parent.descendant_usage());
-    if tree.total() >= budgets.max_total_tokens {
+    let spent = tree_tokens(parent, &limits);
+    let reserved = parent.reserved_tokens();
+    if spent + reserved >= budgets.max_total_tokens {
         return Some((
             format!(
-                "no subagent was started: this agent's token budget for itself and its subagents is used up ({} of {} tokens). Give your answer with what you have.",
-                tree.total(),
+                "no subagent was started: this agent's token budget for itself and its subagents is used up ({spent} of {} tokens spent, {reserved} set aside for subagents still running). Give your answer with what you have, or wait for the running subagents.",
                 budgets.max_total_tokens
             ),
             TerminalReason::TokenBudget,
@@ -489,24 +492,58 @@ pub(crate) fn start_refusal(parent: &AgentCtx) -> Option<(String, TerminalReason
     None
 }
 
-/// Caps on a child's budgets from its parent's run: its wall time ends before the parent's
-/// deadline (with room for its final call), and its tokens fit what is left of the parent's tree
-/// budget. `None` when the parent publishes no limits.
-fn child_caps(parent: &AgentCtx) -> Option<Budgets> {
-    let limits = parent.run_limits()?;
+/// Tokens the launching run has spent: its own calls plus its finished subagents' (with theirs).
+fn tree_tokens(parent: &AgentCtx, limits: &RunLimits) -> u64 {
     let mut tree = limits.own_usage;
     tree.add(&parent.descendant_usage());
+    tree.total()
+}
+
+/// Tokens set aside for a running child; given back when it is dropped, whatever way the launch
+/// ends (the child's real usage is then in the parent's `descendants`).
+struct Reservation {
+    parent: Arc<AgentCtx>,
+    tokens: u64,
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let Ok(mut r) = self.parent.reserved_tokens.lock() {
+            *r = r.saturating_sub(self.tokens);
+        }
+    }
+}
+
+/// Caps on a child's budgets from its parent's run: its wall time ends before the parent's
+/// deadline (with room for its final call), and its tokens fit what is left of the parent's tree
+/// budget after what running siblings have set aside. The child's token budget (the smaller of
+/// its profile's and that) is set aside until it ends. `None` when the parent publishes no limits.
+fn child_caps(parent: &Arc<AgentCtx>, profile: &RuntimeProfile) -> Option<(Budgets, Reservation)> {
+    let limits = parent.run_limits()?;
+    let spent = tree_tokens(parent, &limits);
     let (_, for_child) = wall_time_left_for_child(parent, limits.deadline);
-    Some(Budgets {
-        max_steps: u32::MAX,
-        max_context_tokens: u64::MAX,
-        max_total_tokens: parent
-            .budgets()
-            .max_total_tokens
-            .saturating_sub(tree.total())
-            .max(1),
-        max_wall_time_ms: for_child.max(1),
-    })
+    let mut reserved = parent.reserved_tokens.lock().ok()?;
+    let free = parent
+        .budgets()
+        .max_total_tokens
+        .saturating_sub(spent)
+        .saturating_sub(*reserved)
+        .max(1);
+    let tokens = free.min(profile.budgets().max_total_tokens);
+    *reserved += tokens;
+    drop(reserved);
+    Some((
+        Budgets {
+            max_steps: u32::MAX,
+            max_context_tokens: u64::MAX,
+            max_total_tokens: tokens,
+            max_wall_time_ms: for_child.max(1),
+        },
+        Reservation {
+            parent: parent.clone(),
+            tokens,
+        },
+    ))
 }
 
 /// The verification gate: runs the `verify` profile on the main agent's answer. Returns the reasons
