@@ -10,8 +10,10 @@ use ts_rs::TS;
 pub enum ErrorCode {
     /// The command needs an open project and there is none.
     NoProject,
-    /// A file, folder, session or recorded tool call does not exist.
+    /// A file, folder, live session or recorded tool call does not exist.
     NotFound,
+    /// A past session's trace file is gone (deleted or moved since it was listed or opened).
+    SessionGone,
     /// A path that must be a folder is not one.
     NotADirectory,
     /// A path resolves outside the open project.
@@ -96,7 +98,8 @@ impl From<canopy_runtime::RuntimeError> for CommandError {
     fn from(e: canopy_runtime::RuntimeError) -> Self {
         use canopy_runtime::RuntimeError as E;
         let code = match &e {
-            E::UnknownSession(_) | E::UnknownToolCall { .. } => ErrorCode::NotFound,
+            E::UnknownSession(_) => ErrorCode::SessionGone,
+            E::UnknownToolCall { .. } => ErrorCode::NotFound,
             E::InvalidSessionId { .. } => ErrorCode::InvalidArgument,
             E::Busy(_) => ErrorCode::Busy,
             _ => ErrorCode::RuntimeError,

@@ -1,6 +1,6 @@
 // History: a finished session is listed after a restart and reopens into the same tree, tool counts and
 // evidence; tool outputs that replay leaves out (over 256 bytes) load in full when their call is expanded,
-// and a failed load says why and can be retried.
+// and a failed load says why and can be retried; a session whose trace file is gone says so when opened.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -159,4 +159,23 @@ test('an earlier session is listed and reopens into the same views', async () =>
   assert.ok(recorded, `no tool_call_end for ${callId} in ${rootTrace}`);
   assert.equal(result, recorded.output, 'the Task result differs from the recorded output');
   assert.equal(await task.$('[data-testid="tool-output-error"]').then((e) => e.isExisting()), false);
+
+  // A session whose trace file went away while History was open: opening it says so in words and the
+  // list drops the row, instead of showing the backend's "unknown session `s-…`".
+  await (await byTestId(browser, 'nav-history')).click();
+  const stale = await byTestId(browser, 'history-open');
+  fs.renameSync(rootTrace, `${rootTrace}.away`);
+  try {
+    await stale.click();
+    const toast = await byTestId(browser, 'error-toast');
+    const said = await textOf(toast);
+    assert.match(said, /no longer in History: its trace file was deleted or moved/);
+    assert.doesNotMatch(said, /unknown session|s-[0-9a-f]{8}/);
+    await waitFor(browser, 'the gone session to leave the list', async () =>
+      (await browser.$$('[data-testid="history-row"]')).length === 0,
+    );
+    await screenshot(browser, cfg, '06-history-gone');
+  } finally {
+    fs.renameSync(`${rootTrace}.away`, rootTrace);
+  }
 });

@@ -830,7 +830,7 @@ export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
 
 // ---- canopy-app commands ----
-export type ErrorCode = "no_project" | "not_found" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "busy" | "no_such_approval" | "io" | "platform";
+export type ErrorCode = "no_project" | "not_found" | "session_gone" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "busy" | "no_such_approval" | "io" | "platform";
 export type CommandError = { 
 /**
  * What went wrong, for code.

@@ -406,7 +406,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     },
     async loadSession(sessionId) {
       const h = history.get(sessionId);
-      if (h === undefined) throw new ApiError('not_found', `no session ${sessionId}`);
+      if (h === undefined) throw new ApiError('session_gone', `unknown session \`${sessionId}\``);
       // Like the app: the root's records first, then every descendant's, long tool outputs left out.
       const root = h.records.filter((r) => r.session_id === sessionId);
       return [...root, ...h.records.filter((r) => r.session_id !== sessionId)].map(elideLongOutput);
@@ -420,7 +420,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       }
       const known = [...history.values()].some((h) => h.records.some((r) => r.session_id === sessionId));
       // The app's two answers: no trace file for that session, or no such call in it.
-      if (!known) throw new ApiError('not_found', `unknown session \`${sessionId}\``);
+      if (!known) throw new ApiError('session_gone', `unknown session \`${sessionId}\``);
       throw new ApiError('not_found', `no tool call \`${callId}\` in session \`${sessionId}\``);
     },
     async deleteSession(sessionId) {

@@ -423,7 +423,9 @@ export class AppStore {
       this.running = still;
       this.view = 'session';
     } catch (e) {
-      this.fail(e);
+      const err = toApiError(e);
+      // The id in the backend's message means nothing to a person; what happened does.
+      this.error = err.code === 'session_gone' ? 'This session is no longer in History: its trace file was deleted or moved.' : err.message;
     }
   }
 

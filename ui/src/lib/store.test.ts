@@ -189,6 +189,22 @@ describe('the live run while other things are shown', () => {
     expect(statuses(app)).not.toContain('running');
   });
 
+  it('a session whose trace file is gone says so in words, not with its id, and the view stays put', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const [row] = await be.listSessions();
+    await be.deleteSession(row.session_id);
+    app.view = 'history';
+    await app.loadHistory(row.session_id, row.status);
+    expect(app.error).toBe('This session is no longer in History: its trace file was deleted or moved.');
+    expect(app.error).not.toContain(row.session_id);
+    expect(app.view).toBe('history');
+    expect(app.sessionId).toBeNull();
+  });
+
   it('opening another project keeps the run; reopening its project shows it live', async () => {
     const { app, live } = await running();
     const other = app.openProject('/home/ada/work/billing-service');

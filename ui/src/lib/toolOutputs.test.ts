@@ -69,8 +69,8 @@ describe('tool output cache', () => {
     const c = new ToolOutputCache(fetch);
     const gone = c.load('s-0000000000000000', 'call_1');
     const missingCall = c.load('s1', 'call_9');
-    // What load_tool_output answers when the file is not there (trace_reader: UnknownSession -> not_found).
-    calls[0].reject({ code: 'not_found', message: 'unknown session `s-0000000000000000`' });
+    // What load_tool_output answers when the file is not there (trace_reader: UnknownSession -> session_gone).
+    calls[0].reject({ code: 'session_gone', message: 'unknown session `s-0000000000000000`' });
     calls[1].reject({ code: 'not_found', message: 'no tool call `call_9` in session `s1`' });
     expect(await gone).toEqual({ state: 'error', message: 'The trace file of this session is gone, so this result cannot be shown.' });
     expect(await missingCall).toEqual({ state: 'error', message: 'no tool call `call_9` in session `s1`' });

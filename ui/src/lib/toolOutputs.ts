@@ -11,11 +11,11 @@ export type ToolOutput =
   | { state: 'error'; message: string };
 
 /**
- * What a failed fetch says to a person. The backend answers `not_found` "unknown session `s-…`" when the
- * session's trace file is gone (deleted or moved since the replay was opened): an id means nothing to them.
+ * What a failed fetch says to a person. The backend answers `session_gone` when the session's trace file
+ * is gone (deleted or moved since the replay was opened); its message names an id that means nothing to them.
  */
 export function outputErrorText(e: ApiError): string {
-  if (e.code === 'not_found' && e.message.startsWith('unknown session')) {
+  if (e.code === 'session_gone') {
     return 'The trace file of this session is gone, so this result cannot be shown.';
   }
   return e.message;
