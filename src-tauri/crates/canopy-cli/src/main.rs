@@ -11,7 +11,7 @@ use canopy_config::{apply_env_overrides, KeyringStore, SecretStore, Settings, Se
 use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
 use canopy_providers::{ModelRequest, StreamDelta};
 use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels};
-use canopy_runtime::trace_reader::{self, SessionNode};
+use canopy_runtime::trace_reader;
 use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -268,39 +268,28 @@ async fn handle_interrupts(runtime: Arc<Runtime>, session_id: String, run_over: 
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
-    let (dir, only) = if path.is_dir() {
-        (path.to_path_buf(), None)
+    let trees = if path.is_dir() {
+        trace_reader::read_trees(path)
     } else {
-        let dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        let stem = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string);
         if !path.exists() {
             return Err(format!("no trace file at {}", path.display()));
         }
-        (dir, stem)
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."));
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        // Only this session's file and its descendants' are read, not the whole folder.
+        vec![trace_reader::read_tree(dir, id)
+            .map_err(|e| format!("cannot show {}: {e}", path.display()))?]
     };
-    let trees = trace_reader::read_trees(&dir);
-    let selected: Vec<&SessionNode> = match &only {
-        Some(id) => {
-            fn find<'a>(n: &'a SessionNode, id: &str) -> Option<&'a SessionNode> {
-                if n.session_id == id {
-                    return Some(n);
-                }
-                n.children.iter().find_map(|c| find(c, id))
-            }
-            trees.iter().filter_map(|t| find(t, id)).collect()
-        }
-        None => trees.iter().collect(),
-    };
-    if selected.is_empty() {
+    if trees.is_empty() {
         return Err(format!("no sessions found in {}", path.display()));
     }
-    for tree in selected {
+    for tree in &trees {
         print!("{}", render::tree(tree));
     }
     Ok(ExitCode::SUCCESS)

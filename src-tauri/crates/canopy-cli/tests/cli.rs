@@ -136,6 +136,42 @@ async fn run_then_trace_show_prints_the_tree_with_budgets() {
             .expect("read")
             .contains(KEY));
     }
+
+    // One file shows that session's own tree: a subagent's file shows it alone, not its parent.
+    let child = std::fs::read_dir(&traces)
+        .expect("traces")
+        .map(|e| e.expect("e").path())
+        .find(|p| {
+            let text = std::fs::read_to_string(p).expect("read");
+            let first: serde_json::Value =
+                serde_json::from_str(text.lines().next().expect("a record")).expect("json");
+            first["parent_session_id"].is_string() && text.contains("Find the login code")
+        })
+        .expect("the login explorer's trace file");
+    let one = output(env.cli(&["trace", "show", child.to_str().expect("utf8")], false)).await;
+    let shown = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    assert!(
+        shown.starts_with("explore \"Find the login code\" — completed"),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("main —") && !shown.contains("Read the README"),
+        "{shown}"
+    );
+
+    let missing = traces.join("s-0000000000000000.jsonl");
+    let gone = output(env.cli(&["trace", "show", missing.to_str().expect("utf8")], false)).await;
+    assert!(!gone.status.success());
+    assert!(
+        String::from_utf8_lossy(&gone.stderr).contains("no trace file at"),
+        "{}",
+        String::from_utf8_lossy(&gone.stderr)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

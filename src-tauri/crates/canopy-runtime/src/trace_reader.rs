@@ -221,8 +221,30 @@ fn session_files(trace_dir: &Path) -> Vec<(String, PathBuf)> {
 /// Reads every session file in a folder and links them into trees; returns the roots, newest first.
 /// Sessions whose parent file is missing are returned as roots too, so nothing recorded is hidden.
 pub fn read_trees(trace_dir: &Path) -> Vec<SessionNode> {
+    link(session_files(trace_dir))
+}
+
+/// Reads one session and its descendants only (found from each file's first line), so showing one
+/// session of a large history does not parse all of it.
+pub fn read_tree(trace_dir: &Path, session_id: &str) -> Result<SessionNode, RuntimeError> {
+    check_session_id(session_id)?;
+    let files = tree_ids(trace_dir, session_id)?
+        .into_iter()
+        .map(|id| {
+            let path = trace_dir.join(format!("{id}.jsonl"));
+            (id, path)
+        })
+        .collect();
+    link(files)
+        .into_iter()
+        .find(|n| n.session_id == session_id)
+        .ok_or_else(|| RuntimeError::UnknownSession(session_id.to_string()))
+}
+
+/// Parses the given session files and links them into trees, roots newest first.
+fn link(files: Vec<(String, PathBuf)>) -> Vec<SessionNode> {
     let mut nodes: HashMap<String, SessionNode> = HashMap::new();
-    for (id, path) in session_files(trace_dir) {
+    for (id, path) in files {
         if let Ok(file) = read_session_file(&path) {
             if file.records.is_empty() {
                 continue;
@@ -1189,6 +1211,55 @@ mod tests {
             ),
             (a.status, a.total_tokens, a.sessions)
         );
+    }
+
+    #[test]
+    fn read_tree_reads_one_session_and_its_descendants_only() {
+        let t = Trace::new();
+        let sub = |p: &str| {
+            vec![
+                started(AgentKind::Subagent, p),
+                run(p),
+                ended(TerminalReason::Completed, 5),
+            ]
+        };
+        t.write(
+            "s-a",
+            vec![
+                started(AgentKind::Main, "a"),
+                run("a"),
+                ended(TerminalReason::Completed, 30),
+            ],
+            None,
+        );
+        t.write_at("s-b", sub("b"), Some("s-a"), 2_000);
+        t.write_at("s-c", sub("c"), Some("s-b"), 3_000);
+        t.write_at("s-d", sub("d"), Some("s-a"), 2_500);
+        // Another root whose file is not even valid JSON: showing s-a must not need it.
+        fs::write(t.file("s-other"), "{ not json\n").unwrap();
+
+        let a = read_tree(t.path(), "s-a").unwrap();
+        let ids = |n: &SessionNode| {
+            n.children
+                .iter()
+                .map(|c| c.session_id.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ids(&a), ["s-b", "s-d"], "children in start order");
+        assert_eq!(ids(&a.children[0]), ["s-c"]);
+        assert_eq!(count(&a), 4);
+
+        // A child shows as the root of its own subtree.
+        let b = read_tree(t.path(), "s-b").unwrap();
+        assert_eq!((b.session_id.as_str(), count(&b)), ("s-b", 2));
+
+        assert!(
+            matches!(read_tree(t.path(), "s-nope"), Err(RuntimeError::UnknownSession(id)) if id == "s-nope")
+        );
+        assert!(matches!(
+            read_tree(t.path(), "../s-a"),
+            Err(RuntimeError::InvalidSessionId { .. })
+        ));
     }
 
     fn count(node: &SessionNode) -> u32 {
