@@ -25,7 +25,13 @@ say() { printf 'build-app: %s\n' "$*" >&2; }
 
 if [ -f ui/package.json ] && [ -f ui/package-lock.json ] && grep -q '"build"' ui/package.json; then
     say "building the UI"
-    npm ci --prefix ui --no-audit --no-fund >&2
+    # CANOPY_SKIP_NPM_CI=1 keeps ui/node_modules as it is (several builds sharing one checkout must not
+    # wipe it under each other); otherwise the install matches package-lock.json exactly.
+    if [ "${CANOPY_SKIP_NPM_CI:-}" = 1 ] && [ -d ui/node_modules ]; then
+        say "CANOPY_SKIP_NPM_CI=1: keeping ui/node_modules"
+    else
+        npm ci --prefix ui --no-audit --no-fund >&2
+    fi
     npm run build --prefix ui >&2
 else
     say "ui/ has no package-lock.json yet: using the existing ui/dist"
