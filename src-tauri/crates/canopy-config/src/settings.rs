@@ -318,7 +318,10 @@ impl Settings {
 }
 
 impl ModelSlotConfig {
-    fn validate(&self, slot: &str) -> Result<(), ConfigError> {
+    /// Checks this slot's values as saving would; `slot` (`main` / `light`) prefixes the field in
+    /// the error (`main.base_url: …`). The settings screen's Test connection and List models use
+    /// it on the unsaved configuration.
+    pub fn validate(&self, slot: &str) -> Result<(), ConfigError> {
         validate_base_url(&self.base_url)
             .map_err(|reason| ConfigError::invalid(format!("{slot}.base_url"), reason))?;
         if self.model.trim().is_empty() {
@@ -345,13 +348,13 @@ impl ModelSlotConfig {
                 "must be > 0",
             ));
         }
-        // The settings screen edits the context window, not max output tokens, so the message names the
-        // number the person typed (a local model's 8192 is the usual way to get here).
+        // Reported on the context window, the number usually typed (a local model's 8192), naming the
+        // "Max output tokens" field beside it on the settings screen, either of which fixes it.
         if u64::from(self.max_output_tokens) >= self.context_window {
             return Err(ConfigError::invalid(
                 format!("{slot}.context_window"),
                 format!(
-                    "{} is too small: it must exceed max output tokens ({})",
+                    "{} is too small: it must be larger than Max output tokens ({}); raise it or lower Max output tokens",
                     self.context_window, self.max_output_tokens
                 ),
             ));
@@ -529,7 +532,7 @@ mod tests {
         s.main.max_output_tokens = 200_000;
         assert_eq!(
             message(&s),
-            "main.context_window: 128000 is too small: it must exceed max output tokens (200000)"
+            "main.context_window: 128000 is too small: it must be larger than Max output tokens (200000); raise it or lower Max output tokens"
         );
 
         // A local model's context window typed into the settings screen, with the default max output.
@@ -537,7 +540,7 @@ mod tests {
         s.main.context_window = 8_192;
         assert_eq!(
             message(&s),
-            "main.context_window: 8192 is too small: it must exceed max output tokens (8192)"
+            "main.context_window: 8192 is too small: it must be larger than Max output tokens (8192); raise it or lower Max output tokens"
         );
 
         let mut s = Settings::default();
