@@ -18,6 +18,7 @@ function rustBudgets(src: string, konst: string): Record<string, number> {
 describe('built-in profile defaults', () => {
   const src = readFileSync(PROFILES_RS, 'utf8');
   it('match the runtime budgets', () => {
+    expect(BUILTIN_DEFAULTS.main.budgets).toEqual(rustBudgets(src, 'MAIN_BUDGETS'));
     expect(BUILTIN_DEFAULTS.explore.budgets).toEqual(rustBudgets(src, 'EXPLORE_BUDGETS'));
     expect(BUILTIN_DEFAULTS.verify.budgets).toEqual(rustBudgets(src, 'VERIFY_BUDGETS'));
   });

@@ -11,15 +11,24 @@ import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
 import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
+import { sameSettings, type FieldErrors, type ServerError } from './settingsErrors';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
 
 export interface FileView {
+  /** Which opening of the viewer this is (a new number per `openFile`). */
+  id: number;
   path: string;
   line: number;
   endLine: number;
   window: FileWindow | null;
   error: string | null;
+  /** First line of each piece loaded so far, ascending (each piece is highlighted on its own). */
+  pieces: number[];
+  /** The edge more lines are being loaded at, if any. */
+  loading: 'before' | 'after' | null;
+  /** Why the last attempt to load more lines failed. */
+  moreError: string | null;
 }
 
 export interface Notice {
@@ -32,6 +41,8 @@ export interface Notice {
 export const FILE_CONTEXT_BEFORE = 200;
 /** Lines asked for below the end of a citation (the backend returns at most 5000 per call). */
 export const FILE_CONTEXT_AFTER = 2000;
+/** Lines loaded per step when the viewer is scrolled near an edge of what it holds. */
+export const FILE_MORE_LINES = 2000;
 
 /** Error codes of a send that a visit to Settings fixes (no key, no model, a setting the backend refuses). */
 const SETTINGS_CODES: ReadonlySet<string> = new Set(['missing_key', 'not_configured', 'invalid_key', 'invalid_settings', 'keychain_unavailable']);
@@ -87,6 +98,15 @@ export class AppStore {
   sendError = $state<SendError | null>(null);
   /** The prompt being typed: kept across views (a trip to Settings after a failed send must not lose it). */
   draft = $state('');
+  /**
+   * The Settings form being edited (null until Settings is first opened), with its errors: kept here
+   * rather than in the view, so leaving the Settings tab and coming back keeps unsaved edits.
+   */
+  settingsDraft = $state<Settings | null>(null);
+  /** Errors the form found itself: they block Save. */
+  settingsClientErrors = $state<FieldErrors>({});
+  /** From the last failed Save. */
+  settingsServerErrors = $state<ServerError[]>([]);
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
   notices = $state<Notice[]>([]);
   private noticeId = 0;
@@ -110,6 +130,18 @@ export class AppStore {
   constructor(backend: Backend) {
     this.backend = backend;
     this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
+  }
+
+  /** The Settings draft differs from what is saved. */
+  get settingsDirty(): boolean {
+    return this.settingsDraft !== null && this.settings !== null && !sameSettings(this.settingsDraft, this.settings);
+  }
+
+  /** Drops unsaved Settings edits: the form starts again from what is saved. */
+  discardSettingsDraft(): void {
+    this.settingsDraft = this.settings === null ? null : structuredClone($state.snapshot(this.settings));
+    this.settingsClientErrors = {};
+    this.settingsServerErrors = [];
   }
 
   start(): void {
@@ -434,7 +466,7 @@ export class AppStore {
     const end = Math.max(endLine ?? line, line);
     this.fileSeq += 1;
     const seq = this.fileSeq;
-    const view: FileView = { path, line, endLine: end, window: null, error: null };
+    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null };
     this.file = view;
     const start = Math.max(1, line - FILE_CONTEXT_BEFORE);
     try {
@@ -446,9 +478,47 @@ export class AppStore {
         if (toApiError(e).code !== 'invalid_argument' || start === 1) throw e;
         w = await this.backend.readProjectFile(path);
       }
-      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, window: w };
+      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, window: w, pieces: [w.start_line] };
     } catch (e) {
       if (this.fileSeq === seq && this.file !== null) this.file = { ...view, error: toApiError(e).message };
+    }
+  }
+
+  /**
+   * Loads up to FILE_MORE_LINES lines just above (`before`) or below (`after`) what the viewer holds.
+   * Resolves true when lines were added; false at the file's edge, while another load runs, or on failure
+   * (then `moreError` says why).
+   */
+  async loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {
+    const view = this.file;
+    const w = view?.window;
+    if (view == null || w == null || view.loading !== null) return false;
+    const first = w.start_line;
+    const last = w.start_line + w.lines.length - 1;
+    if (edge === 'before' ? first <= 1 : last >= w.total_lines) return false;
+    const start = edge === 'before' ? Math.max(1, first - FILE_MORE_LINES) : last + 1;
+    const end = edge === 'before' ? first - 1 : last + FILE_MORE_LINES;
+    const seq = this.fileSeq;
+    this.file = { ...view, loading: edge, moreError: null };
+    try {
+      const more = await this.backend.readProjectFile(view.path, start, end);
+      const cur = this.file;
+      if (this.fileSeq !== seq || cur?.window == null) return false;
+      const before = edge === 'before';
+      const window: FileWindow = {
+        ...cur.window,
+        // The file may have grown or shrunk on disk since it was opened: the newest count is the truthful one.
+        total_lines: more.total_lines,
+        start_line: before ? more.start_line : cur.window.start_line,
+        lines: before ? [...more.lines, ...cur.window.lines] : [...cur.window.lines, ...more.lines],
+      };
+      const pieces = before ? [more.start_line, ...cur.pieces] : [...cur.pieces, more.start_line];
+      this.file = { ...cur, window, pieces, loading: null };
+      return more.lines.length > 0;
+    } catch (e) {
+      const cur = this.file;
+      if (this.fileSeq === seq && cur !== null) this.file = { ...cur, loading: null, moreError: toApiError(e).message };
+      return false;
     }
   }
 }
