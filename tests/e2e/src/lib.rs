@@ -14,7 +14,7 @@ use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions,
 };
-use canopy_test_support::{MockServer, Script};
+use canopy_test_support::{MockServer, Rule, Script};
 
 /// The API key the scripted server demands in these tests.
 pub const TEST_KEY: &str = "sk-test-e2e-0123456789abcdefSECRET";
@@ -85,11 +85,7 @@ pub fn key_store() -> Arc<dyn SecretStore> {
 
 /// A runtime over `settings`, with `adjust` applied to the runtime settings.
 pub fn runtime(settings: &Settings, adjust: impl FnOnce(&mut RuntimeSettings)) -> Arc<Runtime> {
-    let models = ConfiguredModels::new(settings.clone(), Default::default(), key_store());
-    let secrets = models.secrets();
-    let mut rs = runtime_settings(settings);
-    adjust(&mut rs);
-    Runtime::new(rs, Arc::new(models), secrets)
+    runtime_with_tools(settings, adjust, Vec::new())
 }
 
 /// Answers approvals from a fixed list per tool and remembers what it was asked.
@@ -222,10 +218,8 @@ pub async fn run_prompt(
 pub struct Scenario {
     /// The scripted model server.
     pub server: MockServer,
-    /// The fixture project.
-    pub project: tempfile::TempDir,
-    /// Where traces go.
-    pub traces: tempfile::TempDir,
+    project: tempfile::TempDir,
+    traces: tempfile::TempDir,
 }
 
 impl Scenario {
@@ -237,6 +231,103 @@ impl Scenario {
             traces: tempfile::tempdir().expect("tmp"),
         }
     }
+
+    /// The fixture project's root.
+    pub fn project(&self) -> &Path {
+        self.project.path()
+    }
+
+    /// Where this scenario's traces go.
+    pub fn traces(&self) -> &Path {
+        self.traces.path()
+    }
+
+    /// Settings with the main slot (and, `with_light`, a light slot) on this scenario's server.
+    pub fn settings(&self, provider: ProviderKind, with_light: bool) -> Settings {
+        settings_for(&self.server, provider, with_light)
+    }
+
+    /// A runtime over [`Scenario::settings`], with `adjust` applied to the runtime settings.
+    pub fn runtime(
+        &self,
+        provider: ProviderKind,
+        with_light: bool,
+        adjust: impl FnOnce(&mut RuntimeSettings),
+    ) -> Arc<Runtime> {
+        runtime(&self.settings(provider, with_light), adjust)
+    }
+
+    /// Runs `prompt` in a new session in the project, with no approver (asks are denied).
+    pub async fn run(&self, runtime: &Arc<Runtime>, prompt: &str) -> Ran {
+        run_prompt(
+            runtime,
+            self.project(),
+            self.traces(),
+            None,
+            prompt,
+            |_, _| {},
+        )
+        .await
+    }
+
+    /// [`run_prompt`] in the project and trace folder of this scenario.
+    pub async fn run_with(
+        &self,
+        runtime: &Arc<Runtime>,
+        approver: Option<Arc<dyn Approver>>,
+        prompt: &str,
+        on_record: impl Fn(&TraceRecord, &Arc<Runtime>) + Send + 'static,
+    ) -> Ran {
+        run_prompt(
+            runtime,
+            self.project(),
+            self.traces(),
+            approver,
+            prompt,
+            on_record,
+        )
+        .await
+    }
+
+    /// The body of the last request the model server received.
+    #[track_caller]
+    pub fn last_request(&self) -> String {
+        self.server
+            .requests()
+            .last()
+            .expect("the model server got a request")
+            .body
+            .to_string()
+    }
+
+    /// The text of every file in the trace folder.
+    #[track_caller]
+    pub fn trace_file_texts(&self) -> Vec<String> {
+        std::fs::read_dir(self.traces())
+            .expect("read the trace folder")
+            .map(|entry| std::fs::read_to_string(entry.expect("trace entry").path()).expect("read"))
+            .collect()
+    }
+}
+
+/// The rule that answers the main agent.
+pub fn main_agent_rule() -> Rule {
+    Rule::new("main").system_contains("You are Canopy")
+}
+
+/// The rule that answers every explore subagent alike.
+pub fn any_explore_rule() -> Rule {
+    Rule::new("child").system_contains("explore subagent")
+}
+
+/// The rule that answers a verify subagent.
+pub fn verify_rule() -> Rule {
+    Rule::new("verify").system_contains("verify subagent")
+}
+
+/// The rule that answers an agent's last, tool-less call once its budget is used up.
+pub fn budget_exhausted_rule() -> Rule {
+    Rule::new("final").system_contains("your budget is exhausted")
 }
 
 /// Budgets for the explore profile (16k context, light model) with these limits.
@@ -245,15 +336,32 @@ pub fn explore_budgets(
     max_total_tokens: u64,
     max_wall_time_ms: u64,
 ) -> (Budgets, ModelSlot) {
-    (
-        Budgets {
-            max_steps,
-            max_context_tokens: 16_000,
-            max_total_tokens,
-            max_wall_time_ms,
-        },
-        ModelSlot::Light,
-    )
+    let budgets = profile_budgets(16_000, max_steps, max_total_tokens, max_wall_time_ms);
+    (budgets, ModelSlot::Light)
+}
+
+/// Budgets for the main profile with these limits (100k context).
+pub fn main_budgets(
+    max_steps: u32,
+    max_total_tokens: u64,
+    max_wall_time_ms: u64,
+) -> (Budgets, ModelSlot) {
+    let budgets = profile_budgets(100_000, max_steps, max_total_tokens, max_wall_time_ms);
+    (budgets, ModelSlot::Main)
+}
+
+fn profile_budgets(
+    max_context_tokens: u64,
+    max_steps: u32,
+    max_total_tokens: u64,
+    max_wall_time_ms: u64,
+) -> Budgets {
+    Budgets {
+        max_steps,
+        max_context_tokens,
+        max_total_tokens,
+        max_wall_time_ms,
+    }
 }
 
 /// Copies a run's trace files into `$CANOPY_FIXTURES_DIR/<name>/` when that variable is set, so the
@@ -295,23 +403,6 @@ pub fn runtime_with_tools(
     Runtime::with_tools(rs, Arc::new(models), secrets, tools)
 }
 
-/// Budgets for the main profile with these limits (100k context).
-pub fn main_budgets(
-    max_steps: u32,
-    max_total_tokens: u64,
-    max_wall_time_ms: u64,
-) -> (Budgets, ModelSlot) {
-    (
-        Budgets {
-            max_steps,
-            max_context_tokens: 100_000,
-            max_total_tokens,
-            max_wall_time_ms,
-        },
-        ModelSlot::Main,
-    )
-}
-
 /// A `Task` call that asks for an `explore` subagent.
 pub fn task(description: &str, prompt: &str) -> canopy_test_support::ScriptedCall {
     canopy_test_support::call(
@@ -326,8 +417,8 @@ pub fn explore_result(summary: &str, evidence: &[&str]) -> String {
 }
 
 /// The rule that answers the explore subagent whose task prompt contains `marker`.
-pub fn explore_rule(marker: &str) -> canopy_test_support::Rule {
-    canopy_test_support::Rule::new(marker)
+pub fn explore_rule(marker: &str) -> Rule {
+    Rule::new(marker)
         .system_contains("explore subagent")
         .first_user_contains(marker)
 }

@@ -11,7 +11,7 @@ use canopy_protocol::{
     BudgetKind, Budgets, ModelSlot, ProviderKind, ResultStatus, TerminalReason, TraceEvent,
 };
 use canopy_runtime::trace_reader::{self, SessionStatus};
-use canopy_test_support::{call, Fault, MockServer, Rule, Script, Turn};
+use canopy_test_support::{call, Fault, Rule, Script, Turn};
 use serde_json::json;
 
 fn big_files(project: &std::path::Path, n: usize) {
@@ -25,8 +25,6 @@ fn big_files(project: &std::path::Path, n: usize) {
 
 #[tokio::test]
 async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
-    let project = fixture_project();
-    big_files(project.path(), 4);
     let script = Script::new()
         .rule(
             Rule::new("summariser")
@@ -42,17 +40,16 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
                 .turn(Turn::text("Done after compaction.")),
         )
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![call("Read", json!({"path": "big1.rs"}))]))
                 .turn(Turn::tools(vec![call("Read", json!({"path": "big2.rs"}))]))
                 .turn(Turn::tools(vec![call("Read", json!({"path": "big3.rs"}))]))
                 .turn(Turn::tools(vec![call("Read", json!({"path": "big4.rs"}))]))
                 .turn(Turn::text("never reached without compaction")),
         );
-    let server = MockServer::start(script).await.expect("server");
-    let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |rs| {
+    let scenario = Scenario::start(script).await;
+    big_files(scenario.project(), 4);
+    let rt = scenario.runtime(ProviderKind::Openai, false, |rs| {
         rs.profile_overrides.insert(
             "main".into(),
             (
@@ -66,15 +63,7 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
             ),
         );
     });
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "Read the big files one by one",
-        |_, _| {},
-    )
-    .await;
+    let ran = scenario.run(&rt, "Read the big files one by one").await;
     assert_eq!(
         ran.outcome.terminal_reason,
         TerminalReason::Completed,
@@ -105,7 +94,7 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
     assert!(ta < tb && ma < mb, "{tb}->{ta} tokens, {mb}->{ma} messages");
     assert!(summary.contains("filler only"));
     // The request after compaction carried the summary and the person's request verbatim.
-    let last = server.requests().last().expect("requests").body.to_string();
+    let last = scenario.last_request();
     assert!(last.contains("filler only") && last.contains("Read the big files one by one"));
 }
 
@@ -114,26 +103,18 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
     let result = json!({"status": "completed", "summary": "slow but here", "findings": [], "evidence": [], "unresolved_questions": []}).to_string();
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![call("Task", json!({"description": "Slow", "prompt": "TASK-W: think long", "subagent_type": "explore"}))]))
                 .turn(Turn::text("ok")),
         )
-        .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(result).first_byte_delay_ms(1_500)));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(
-        &settings_for(&server, ProviderKind::Anthropic, true),
-        |rs| {
-            rs.final_call_grace_ms = 10_000;
-            rs.profile_overrides
-                .insert("explore".into(), explore_budgets(12, 32_000, 500));
-        },
-    );
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+        .rule(any_explore_rule().turn(Turn::text(result).first_byte_delay_ms(1_500)));
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Anthropic, true, |rs| {
+        rs.final_call_grace_ms = 10_000;
+        rs.profile_overrides
+            .insert("explore".into(), explore_budgets(12, 32_000, 500));
+    });
+    let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
     assert!(ran.events(child).iter().any(|e| matches!(
         e,
@@ -159,8 +140,7 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
 #[tokio::test]
 async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(
                 Turn::text("The first half, ")
                     .finish_reason("length")
@@ -168,21 +148,9 @@ async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
             )
             .turn(Turn::text("and the second half.")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "write a long answer",
-        |_, _| {},
-    )
-    .await;
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
+    let ran = scenario.run(&rt, "write a long answer").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     assert_eq!(
         ran.outcome.final_text.as_deref(),
@@ -198,21 +166,11 @@ async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
 
 #[tokio::test]
 async fn twice_empty_ends_with_empty_response() {
-    let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
-            .turn(Turn::text("x").fault(Fault::empty().times(5))),
-    );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(
-        &settings_for(&server, ProviderKind::Anthropic, false),
-        |_| {},
-    );
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "hello", |_, _| {}).await;
+    let script =
+        Script::new().rule(main_agent_rule().turn(Turn::text("x").fault(Fault::empty().times(5))));
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Anthropic, false, |_| {});
+    let ran = scenario.run(&rt, "hello").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::EmptyResponse);
 }
 
@@ -220,32 +178,19 @@ async fn twice_empty_ends_with_empty_response() {
 async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![call("Task", json!({"description": "Look", "prompt": "TASK-R: look", "subagent_type": "explore"}))]))
                 .turn(Turn::text("done")),
         )
-        .rule(Rule::new("child").system_contains("explore subagent").turn(Turn::text(
+        .rule(any_explore_rule().turn(Turn::text(
             json!({"status": "completed", "summary": "s", "findings": [], "evidence": ["README.md:1"], "unresolved_questions": []}).to_string(),
         )));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "first prompt",
-        |_, _| {},
-    )
-    .await;
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "first prompt").await;
 
     // Round trip: what was published live (minus live-only deltas) is exactly what is on disk.
-    let records = trace_reader::load_session_tree(traces.path(), &ran.root).expect("load");
+    let records = trace_reader::load_session_tree(scenario.traces(), &ran.root).expect("load");
     let live: Vec<_> = ran
         .records
         .iter()
@@ -258,7 +203,7 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     }
     // Sequence numbers run without gaps per file.
     for id in [ran.root.clone(), ran.children()[0].clone()] {
-        let file = trace_reader::read_session_file(&traces.path().join(format!("{id}.jsonl")))
+        let file = trace_reader::read_session_file(&scenario.traces().join(format!("{id}.jsonl")))
             .expect("file");
         assert!(file
             .records
@@ -268,25 +213,27 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     }
 
     // A crash mid-line, even inside a multi-byte character, leaves a readable trace.
-    let child_file = traces.path().join(format!("{}.jsonl", ran.children()[0]));
+    let child_file = scenario
+        .traces()
+        .join(format!("{}.jsonl", ran.children()[0]));
     std::fs::OpenOptions::new()
         .append(true)
         .open(&child_file)
         .expect("open")
         .write_all(b"{\"v\":1,\"seq\":99,\"note\":\"caf\xc3")
         .expect("write");
-    let trees = trace_reader::read_trees(traces.path());
+    let trees = trace_reader::read_trees(scenario.traces());
     assert_eq!(trees.len(), 1);
     assert_eq!(trees[0].children[0].skipped_lines, 1);
     assert_eq!(trees[0].children[0].status, SessionStatus::Completed);
 
     // The app's pass-through form is the same records, still without the cut line.
-    let json = trace_reader::load_session_tree_json(traces.path(), &ran.root).expect("json");
+    let json = trace_reader::load_session_tree_json(scenario.traces(), &ran.root).expect("json");
     let parsed: Vec<canopy_protocol::TraceRecord> =
         serde_json::from_str(&json).expect("one valid JSON array");
     assert_eq!(
         parsed,
-        trace_reader::load_session_tree(traces.path(), &ran.root).expect("load")
+        trace_reader::load_session_tree(scenario.traces(), &ran.root).expect("load")
     );
     assert_eq!(parsed.len(), live.len());
 
@@ -299,8 +246,8 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
         .collect::<Vec<_>>()
         .join("\n")
         .replace(&ran.root, "s-crashed");
-    std::fs::write(traces.path().join("s-crashed.jsonl"), crashed + "\n").expect("write");
-    let list = trace_reader::list_root_sessions(traces.path());
+    std::fs::write(scenario.traces().join("s-crashed.jsonl"), crashed + "\n").expect("write");
+    let list = trace_reader::list_root_sessions(scenario.traces());
     assert_eq!(list.len(), 2);
     let crashed = list
         .iter()
@@ -318,7 +265,7 @@ async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     );
 
     // Deleting a session removes its whole tree.
-    trace_reader::delete_session_tree(traces.path(), &ran.root).expect("delete");
-    assert_eq!(trace_reader::list_root_sessions(traces.path()).len(), 1);
+    trace_reader::delete_session_tree(scenario.traces(), &ran.root).expect("delete");
+    assert_eq!(trace_reader::list_root_sessions(scenario.traces()).len(), 1);
     assert!(!child_file.exists());
 }

@@ -24,8 +24,7 @@ fn blocked_read() -> Arc<ScriptedTool> {
 
 fn blocked_read_script() -> Script {
     Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![call("Read", json!({"path": "p"}))]))
             .turn(Turn::text("Here is what I have.")),
     )
@@ -42,30 +41,20 @@ fn tool_end_status(ran: &Ran, tool: &str) -> Option<ToolStatus> {
 
 #[tokio::test]
 async fn a_cancel_stops_a_run_whose_tool_is_blocked() {
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(blocked_read_script()).await;
+    let scenario = Scenario::start(blocked_read_script()).await;
     let rt = runtime_with_tools(
-        &settings_for(&server, ProviderKind::Openai, false),
+        &scenario.settings(ProviderKind::Openai, false),
         |_| {},
         vec![blocked_read()],
     );
     let started = Instant::now();
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "read p",
-        |r, rt| {
+    let ran = scenario
+        .run_with(&rt, None, "read p", |r, rt| {
             if matches!(&r.event, TraceEvent::ToolCallBegin { tool, .. } if tool == "Read") {
                 assert!(rt.cancel(&r.session_id, "user (Ctrl-C)"));
             }
-        },
-    )
-    .await;
+        })
+        .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
     assert!(
         started.elapsed() < Duration::from_secs(15),
@@ -84,13 +73,9 @@ async fn a_cancel_stops_a_run_whose_tool_is_blocked() {
 
 #[tokio::test]
 async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers() {
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(blocked_read_script()).await;
+    let scenario = Scenario::start(blocked_read_script()).await;
     let rt = runtime_with_tools(
-        &settings_for(&server, ProviderKind::Openai, false),
+        &scenario.settings(ProviderKind::Openai, false),
         |rs| {
             rs.final_call_grace_ms = 10_000;
             rs.profile_overrides
@@ -99,15 +84,7 @@ async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers
         vec![blocked_read()],
     );
     let started = Instant::now();
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "read p",
-        |_, _| {},
-    )
-    .await;
+    let ran = scenario.run(&rt, "read p").await;
     assert!(
         started.elapsed() < Duration::from_secs(15),
         "the deadline waited {:?} for the blocked tool",
@@ -140,8 +117,7 @@ fn task_errors(ran: &Ran) -> Vec<String> {
 async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![
                     task("One", "TASK-1"),
                     task("Two", "TASK-2"),
@@ -149,20 +125,12 @@ async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
                 ]))
                 .turn(Turn::text("done")),
         )
-        .rule(
-            Rule::new("child")
-                .system_contains("explore subagent")
-                .turn(Turn::text(explore_result("ok", &["README.md:1"]))),
-        );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+        .rule(any_explore_rule().turn(Turn::text(explore_result("ok", &["README.md:1"]))));
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.parallelism = 1;
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     assert_eq!(
         ran.children().len(),
@@ -182,8 +150,7 @@ async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
 async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![task("First", "TASK-FIRST")]).usage(300, 20))
                 .turn(Turn::tools(vec![task("Second", "TASK-SECOND")]).usage(400, 20))
                 .turn(Turn::text("done with what I have").usage(500, 20)),
@@ -195,16 +162,12 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
         .rule(
             explore_rule("TASK-SECOND").turn(Turn::text(explore_result("never", &["README.md:1"]))),
         );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.profile_overrides
             .insert("main".into(), main_budgets(60, 10_000, 300_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let children = ran.children();
     assert_eq!(
@@ -236,8 +199,7 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
     let script =
         Script::new()
             .rule(
-                Rule::new("main")
-                    .system_contains("You are Canopy")
+                main_agent_rule()
                     .turn(
                         Turn::tools(vec![
                             task("One", "TASK-ONE"),
@@ -257,16 +219,12 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
             .rule(explore_rule("TASK-THREE").turn(
                 Turn::text(explore_result("three", &["README.md:1"])).first_byte_delay_ms(1_500),
             ));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.profile_overrides
             .insert("main".into(), main_budgets(60, 50_000, 300_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let budgets: Vec<u64> = ran
         .children()
@@ -304,34 +262,25 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
 async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_being_killed() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![task("Slow reader", "TASK-SLOW")]))
                 .turn(Turn::text("done")),
         )
         // The child's final call (its budget ran out) answers at once; its ordinary call never does.
-        .rule(
-            Rule::new("final")
-                .system_contains("your budget is exhausted")
-                .turn(Turn::text(explore_result(
-                    "what I read so far",
-                    &["README.md:1"],
-                ))),
-        )
+        .rule(budget_exhausted_rule().turn(Turn::text(explore_result(
+            "what I read so far",
+            &["README.md:1"],
+        ))))
         .rule(explore_rule("TASK-SLOW").turn(
             Turn::text(explore_result("too late", &["README.md:1"])).first_byte_delay_ms(20_000),
         ));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.final_call_grace_ms = 2_000;
         rs.profile_overrides
             .insert("main".into(), main_budgets(60, 2_000_000, 6_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
     // 6 s for the parent, minus the child's 2 s final-call grace and 2 s to hand over.
     let wall = ran
@@ -366,8 +315,7 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
     let script =
         Script::new()
             .rule(
-                Rule::new("main")
-                    .system_contains("You are Canopy")
+                main_agent_rule()
                     .turn(Turn::tools(vec![
                         task("Running", "TASK-RUN"),
                         task("Queued", "TASK-QUEUED"),
@@ -381,23 +329,14 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
                 "should not run",
                 &["README.md:1"],
             ))));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.parallelism = 1;
     });
     let cancelled = Arc::new(AtomicBool::new(false));
     let flag = cancelled.clone();
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "go",
-        move |r, rt| {
+    let ran = scenario
+        .run_with(&rt, None, "go", move |r, rt| {
             if let TraceEvent::SubagentRequested {
                 child_session_id,
                 description,
@@ -408,9 +347,8 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
                     flag.store(rt.cancel(child_session_id, "user"), Ordering::SeqCst);
                 }
             }
-        },
-    )
-    .await;
+        })
+        .await;
     assert!(
         cancelled.load(Ordering::SeqCst),
         "Runtime::cancel found the queued child"
@@ -430,7 +368,7 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
         "no trace of its own: it never ran"
     );
     assert_eq!(
-        server.requests().len(),
+        scenario.server.requests().len(),
         3,
         "two main calls and the running child's one"
     );
@@ -440,25 +378,20 @@ async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
 async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::text("login takes one argument.")),
         )
-        .rule(Rule::new("verify").system_contains("verify subagent").turn(Turn::text(
+        .rule(verify_rule().turn(Turn::text(
             json!({"verdict": "FAIL", "reasons": ["wrong"], "summary": "checked", "findings": [], "evidence": [], "unresolved_questions": []}).to_string(),
         )));
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.verification_gate = true;
         rs.final_call_grace_ms = 2_000;
         rs.profile_overrides
             .insert("main".into(), main_budgets(60, 2_000_000, 3_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     assert_eq!(
         ran.outcome.final_text.as_deref(),
@@ -478,7 +411,8 @@ async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up
         error.contains("of this agent's wall time are left"),
         "{error}"
     );
-    assert!(!server
+    assert!(!scenario
+        .server
         .requests()
         .iter()
         .any(|r| r.body.to_string().contains("verify subagent")));
@@ -494,22 +428,17 @@ fn leaky_glob() -> Arc<ScriptedTool> {
 #[tokio::test]
 async fn a_key_across_the_trace_cap_is_redacted_whole() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![call("Glob", json!({"pattern": "*"}))]))
             .turn(Turn::text("done")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
+    let scenario = Scenario::start(script).await;
     let rt = runtime_with_tools(
-        &settings_for(&server, ProviderKind::Openai, false),
+        &scenario.settings(ProviderKind::Openai, false),
         |_| {},
         vec![leaky_glob()],
     );
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     let output = ran
         .find(&ran.root, |e| match e {
             TraceEvent::ToolCallEnd { output, .. } => Some(output.clone()),
@@ -522,14 +451,13 @@ async fn a_key_across_the_trace_cap_is_redacted_whole() {
         !output.contains(piece),
         "a piece of the key is in the trace"
     );
-    for entry in std::fs::read_dir(traces.path()).expect("traces") {
-        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+    for text in scenario.trace_file_texts() {
         assert!(
             !text.contains(piece),
             "a piece of the key is in a trace file"
         );
     }
-    let last = server.requests().last().expect("requests").body.to_string();
+    let last = scenario.last_request();
     assert!(
         !last.contains(TEST_KEY) && last.contains("[REDACTED] tail"),
         "the model got the output redacted"
@@ -539,21 +467,16 @@ async fn a_key_across_the_trace_cap_is_redacted_whole() {
 #[tokio::test]
 async fn duplicate_tool_call_ids_in_one_turn_are_made_unique() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![
                 call("Read", json!({"path": "README.md"})).with_id("dup"),
                 call("Read", json!({"path": "src/config.rs"})).with_id("dup"),
             ]))
             .turn(Turn::text("done")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
+    let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let ids = |begin: bool| -> Vec<String> {
         ran.events(&ran.root)
@@ -571,7 +494,7 @@ async fn duplicate_tool_call_ids_in_one_turn_are_made_unique() {
     ends.sort();
     assert_eq!(begins, ["dup", "dup_2"]);
     assert_eq!(ends, begins, "each begin has its own end");
-    let last = server.requests().last().expect("requests").body.to_string();
+    let last = scenario.last_request();
     assert!(last.contains("session_timeout_secs") && last.contains("A tiny project"));
 }
 
@@ -591,30 +514,19 @@ impl canopy_runtime::Approver for NeverAnswers {
 #[tokio::test]
 async fn a_cancelled_approval_wait_records_its_decision_before_the_calls_end() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![call("Bash", json!({"command": "ls"}))]))
             .turn(Turn::text("done")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        Some(Arc::new(NeverAnswers)),
-        "go",
-        |r, rt| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
+    let ran = scenario
+        .run_with(&rt, Some(Arc::new(NeverAnswers)), "go", |r, rt| {
             if matches!(r.event, TraceEvent::PermissionRequested { .. }) {
                 rt.cancel(&r.session_id, "user");
             }
-        },
-    )
-    .await;
+        })
+        .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
     let events = ran.events(&ran.root);
     let decided = events.iter().position(|e| {
@@ -637,22 +549,14 @@ async fn a_cancelled_approval_wait_records_its_decision_before_the_calls_end() {
 
 #[tokio::test]
 async fn a_cancel_before_the_run_starts_is_recorded_in_that_run() {
-    let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
-            .turn(Turn::text("not reached")),
-    );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let script = Script::new().rule(main_agent_rule().turn(Turn::text("not reached")));
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let session = rt
         .start_session(canopy_runtime::SessionOptions {
-            project_root: project.path().to_path_buf(),
-            trace_dir: traces.path().to_path_buf(),
+            project_root: scenario.project().to_path_buf(),
+            trace_dir: scenario.traces().to_path_buf(),
             approver: None,
             events: tx,
         })
@@ -685,8 +589,7 @@ async fn a_cancel_before_the_run_starts_is_recorded_in_that_run() {
 async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![task("Cut", "TASK-CUT")]))
                 .turn(Turn::text("done")),
         )
@@ -696,16 +599,12 @@ async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
                 .turn(Turn::text("{").finish_reason("length"))
                 .turn(Turn::text(explore_result("late", &["README.md:1"]))),
         );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.profile_overrides
             .insert("explore".into(), explore_budgets(1, 32_000, 60_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
     let steps: Vec<u32> = ran
         .events(child)
@@ -729,8 +628,7 @@ async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
 async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![task("Late fix", "TASK-LATE")]))
                 .turn(Turn::text("done")),
         )
@@ -742,17 +640,13 @@ async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() 
                         .first_byte_delay_ms(2_000),
                 ),
         );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.final_call_grace_ms = 10_000;
         rs.profile_overrides
             .insert("explore".into(), explore_budgets(12, 32_000, 3_000));
     });
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
     let calls = ran
         .events(child)
@@ -771,30 +665,21 @@ async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() 
 async fn a_child_the_provider_finds_too_long_still_hands_in_its_findings() {
     let script = Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![task("Wide", "TASK-WIDE")]))
                 .turn(Turn::text("done")),
         )
-        .rule(
-            Rule::new("final")
-                .system_contains("your budget is exhausted")
-                .turn(Turn::text(explore_result(
-                    "partial findings",
-                    &["README.md:1"],
-                ))),
-        )
+        .rule(budget_exhausted_rule().turn(Turn::text(explore_result(
+            "partial findings",
+            &["README.md:1"],
+        ))))
         .rule(
             explore_rule("TASK-WIDE")
                 .turn(Turn::text("x").fault(canopy_test_support::Fault::context_length())),
         );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |_, _| {}).await;
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "go").await;
     let done = ran.find(&ran.root, |e| match e {
         TraceEvent::SubagentCompleted {
             terminal_reason,
@@ -822,32 +707,28 @@ async fn a_cancel_during_the_compaction_after_context_length_exceeded_ends_cance
                 .turn(Turn::text("summary").first_byte_delay_ms(20_000)),
         )
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::tools(vec![call(
                     "Read",
                     json!({"path": "README.md"}),
                 )]))
                 .turn(Turn::text("x").fault(canopy_test_support::Fault::context_length())),
         );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "go", |r, rt| {
-        if matches!(
-            r.event,
-            TraceEvent::ModelCallBegin {
-                messages: 1,
-                step: 2,
-                ..
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
+    let ran = scenario
+        .run_with(&rt, None, "go", |r, rt| {
+            if matches!(
+                r.event,
+                TraceEvent::ModelCallBegin {
+                    messages: 1,
+                    step: 2,
+                    ..
+                }
+            ) {
+                rt.cancel(&r.session_id, "user");
             }
-        ) {
-            rt.cancel(&r.session_id, "user");
-        }
-    })
-    .await;
+        })
+        .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
 }

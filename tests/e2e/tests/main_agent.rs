@@ -9,7 +9,7 @@ use canopy_protocol::{
     Decision, DecisionSource, ProviderKind, TerminalReason, ToolStatus, TraceEvent,
 };
 use canopy_runtime::ApprovalAnswer;
-use canopy_test_support::{call, Fault, MockServer, Rule, Script, Turn};
+use canopy_test_support::{call, Fault, Script, Turn};
 use serde_json::json;
 
 fn main_script(with_fault: bool) -> Script {
@@ -25,8 +25,7 @@ fn main_script(with_fault: bool) -> Script {
         first = first.fault(Fault::rate_limited(1));
     }
     Script::new().require_api_key(TEST_KEY).rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(first)
             .turn(Turn::tools(vec![call(
                 "Edit",
@@ -38,25 +37,20 @@ fn main_script(with_fault: bool) -> Script {
 }
 
 async fn edit_and_bash_through_approvals(provider: ProviderKind) {
-    let server = MockServer::start(main_script(provider == ProviderKind::Anthropic))
-        .await
-        .expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, provider, true), |_| {});
+    let scenario = Scenario::start(main_script(provider == ProviderKind::Anthropic)).await;
+    let rt = scenario.runtime(provider, true, |_| {});
     let approver = ScriptedApprover::new(&[
         ("Edit", ApprovalAnswer::AllowOnce),
         ("Bash", ApprovalAnswer::AllowSession),
     ]);
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        Some(approver.clone()),
-        "Make passwords need 12 characters",
-        |_, _| {},
-    )
-    .await;
+    let ran = scenario
+        .run_with(
+            &rt,
+            Some(approver.clone()),
+            "Make passwords need 12 characters",
+            |_, _| {},
+        )
+        .await;
 
     assert_eq!(
         ran.outcome.terminal_reason,
@@ -64,7 +58,7 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
         "{:?}",
         ran.outcome.error
     );
-    let source = std::fs::read_to_string(project.path().join("src/auth.rs")).expect("read");
+    let source = std::fs::read_to_string(scenario.project().join("src/auth.rs")).expect("read");
     assert!(
         source.contains("password.len() >= 12"),
         "the edit reached the file: {source}"
@@ -148,8 +142,7 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
             "key leaked into a live record"
         );
     }
-    for entry in std::fs::read_dir(traces.path()).expect("dir") {
-        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("read");
+    for text in scenario.trace_file_texts() {
         assert!(!text.contains(TEST_KEY), "key leaked into a trace file");
         assert!(text.contains("[REDACTED]"));
     }
@@ -187,8 +180,7 @@ async fn anthropic_run_with_edit_and_bash_through_approvals() {
 #[tokio::test]
 async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![call(
                 "Read",
                 json!({"path": "src/config.rs"}),
@@ -203,25 +195,15 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
             ]))
             .turn(Turn::text("I could not change it.")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::Deny)]);
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        Some(approver),
-        "Change the timeout type",
-        |_, _| {},
-    )
-    .await;
+    let ran = scenario
+        .run_with(&rt, Some(approver), "Change the timeout type", |_, _| {})
+        .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     assert!(
-        std::fs::read_to_string(project.path().join("src/config.rs"))
+        std::fs::read_to_string(scenario.project().join("src/config.rs"))
             .expect("read")
             .contains("u64")
     );
@@ -248,7 +230,8 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
     );
     assert_eq!(ends[3].1, ToolStatus::Error);
     // What the model was told about the denial and the bad tool is in its next request.
-    let last = server
+    let last = scenario
+        .server
         .requests()
         .last()
         .map(|r| r.body.to_string())
@@ -259,30 +242,17 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
 #[tokio::test]
 async fn headless_ask_without_approver_is_denied_not_silently_allowed() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
+        main_agent_rule()
             .turn(Turn::tools(vec![call(
                 "Bash",
                 json!({"command": "touch created-by-bash"}),
             )]))
             .turn(Turn::text("ok")),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "run it",
-        |_, _| {},
-    )
-    .await;
-    assert!(!project.path().join("created-by-bash").exists());
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
+    let ran = scenario.run(&rt, "run it").await;
+    assert!(!scenario.project().join("created-by-bash").exists());
     assert!(ran.events(&ran.root).iter().any(|e| matches!(
         e,
         TraceEvent::PermissionDecided {
@@ -295,20 +265,13 @@ async fn headless_ask_without_approver_is_denied_not_silently_allowed() {
 
 #[tokio::test]
 async fn provider_failure_ends_with_model_error_and_a_clear_message() {
-    let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
-            .turn(Turn::text("x").fault(Fault::status(500).times(10))),
-    );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let mut settings = settings_for(&server, ProviderKind::Openai, false);
+    let script = Script::new()
+        .rule(main_agent_rule().turn(Turn::text("x").fault(Fault::status(500).times(10))));
+    let scenario = Scenario::start(script).await;
+    let mut settings = scenario.settings(ProviderKind::Openai, false);
     settings.main.model = "mock-main".into();
     let rt = runtime(&settings, |_| {});
-    let ran = run_prompt(&rt, project.path(), traces.path(), None, "hello", |_, _| {}).await;
+    let ran = scenario.run(&rt, "hello").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::ModelError);
     assert!(
         ran.outcome
@@ -323,21 +286,15 @@ async fn provider_failure_ends_with_model_error_and_a_clear_message() {
 #[tokio::test]
 async fn a_cancel_that_arrives_before_the_run_task_starts_is_not_lost() {
     let script = Script::new().rule(
-        Rule::new("main")
-            .system_contains("You are Canopy")
-            .turn(Turn::text("should not be reached").first_byte_delay_ms(5_000)),
+        main_agent_rule().turn(Turn::text("should not be reached").first_byte_delay_ms(5_000)),
     );
-    let Scenario {
-        server,
-        project,
-        traces,
-    } = Scenario::start(script).await;
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, false), |_| {});
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let session = rt
         .start_session(canopy_runtime::SessionOptions {
-            project_root: project.path().to_path_buf(),
-            trace_dir: traces.path().to_path_buf(),
+            project_root: scenario.project().to_path_buf(),
+            trace_dir: scenario.traces().to_path_buf(),
             approver: None,
             events: tx,
         })
@@ -353,5 +310,8 @@ async fn a_cancel_that_arrives_before_the_run_task_starts_is_not_lost() {
     .expect("ended at once")
     .expect("run");
     assert_eq!(outcome.terminal_reason, TerminalReason::Cancelled);
-    assert!(server.requests().is_empty(), "no model call was made");
+    assert!(
+        scenario.server.requests().is_empty(),
+        "no model call was made"
+    );
 }

@@ -6,7 +6,7 @@
 
 use canopy_e2e::*;
 use canopy_protocol::{ProviderKind, TerminalReason, TraceEvent, Verdict};
-use canopy_test_support::{MockServer, Rule, Script, Turn};
+use canopy_test_support::{Script, Turn};
 use serde_json::json;
 
 fn script(verdict: &str) -> Script {
@@ -17,12 +17,11 @@ fn script(verdict: &str) -> Script {
     };
     Script::new()
         .rule(
-            Rule::new("main")
-                .system_contains("You are Canopy")
+            main_agent_rule()
                 .turn(Turn::text("login takes one argument (src/auth.rs:3)."))
                 .turn(Turn::text("Correction: login takes a user and a password (src/auth.rs:3).")),
         )
-        .rule(Rule::new("verify").system_contains("verify subagent").turn(Turn::text(
+        .rule(verify_rule().turn(Turn::text(
             json!({"verdict": verdict, "reasons": reasons, "summary": "checked the signature", "findings": [], "evidence": ["src/auth.rs:3"], "unresolved_questions": []})
                 .to_string(),
         )))
@@ -30,21 +29,11 @@ fn script(verdict: &str) -> Script {
 
 #[tokio::test]
 async fn a_failed_verification_sends_the_reasons_back_once() {
-    let server = MockServer::start(script("FAIL")).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |rs| {
-        rs.verification_gate = true
-    });
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "How many arguments does login take?",
-        |_, _| {},
-    )
-    .await;
+    let scenario = Scenario::start(script("FAIL")).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| rs.verification_gate = true);
+    let ran = scenario
+        .run(&rt, "How many arguments does login take?")
+        .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     assert_eq!(
         ran.outcome.final_text.as_deref(),
@@ -63,7 +52,8 @@ async fn a_failed_verification_sends_the_reasons_back_once() {
         .events(&ran.root)
         .iter()
         .any(|e| matches!(e, TraceEvent::SubagentRequested { profile, model_slot, .. } if profile == "verify" && *model_slot == canopy_protocol::ModelSlot::Main)));
-    let last_main = server
+    let last_main = scenario
+        .server
         .requests()
         .into_iter()
         .rev()
@@ -80,22 +70,13 @@ async fn a_failed_verification_sends_the_reasons_back_once() {
 
 #[tokio::test]
 async fn a_passing_verification_lets_the_answer_stand() {
-    let server = MockServer::start(script("PASS")).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(
-        &settings_for(&server, ProviderKind::Anthropic, true),
-        |rs| rs.verification_gate = true,
-    );
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "How many arguments does login take?",
-        |_, _| {},
-    )
-    .await;
+    let scenario = Scenario::start(script("PASS")).await;
+    let rt = scenario.runtime(ProviderKind::Anthropic, true, |rs| {
+        rs.verification_gate = true
+    });
+    let ran = scenario
+        .run(&rt, "How many arguments does login take?")
+        .await;
     assert_eq!(
         ran.outcome.final_text.as_deref(),
         Some("login takes one argument (src/auth.rs:3).")
@@ -111,19 +92,11 @@ async fn a_passing_verification_lets_the_answer_stand() {
 
 #[tokio::test]
 async fn the_gate_is_off_by_default() {
-    let server = MockServer::start(script("FAIL")).await.expect("server");
-    let project = fixture_project();
-    let traces = tempfile::tempdir().expect("tmp");
-    let rt = runtime(&settings_for(&server, ProviderKind::Openai, true), |_| {});
-    let ran = run_prompt(
-        &rt,
-        project.path(),
-        traces.path(),
-        None,
-        "How many arguments does login take?",
-        |_, _| {},
-    )
-    .await;
+    let scenario = Scenario::start(script("FAIL")).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario
+        .run(&rt, "How many arguments does login take?")
+        .await;
     assert!(ran.children().is_empty());
     assert_eq!(
         ran.outcome.final_text.as_deref(),
