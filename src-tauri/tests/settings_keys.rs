@@ -9,7 +9,7 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use canopy_config::{MemoryStore, SecretStore};
+use canopy_config::{KeyOrigin, MemoryStore, SecretStore};
 use canopy_protocol::ModelSlot;
 use canopy_test_support::{MockServer, Rule, Script, Turn};
 use common::{Options, TestApp};
@@ -90,14 +90,21 @@ fn keys_go_to_the_store_and_are_never_returned() {
         json!({"slot": "main", "key": "  sk-test-abcdef123456\n"}),
     );
     assert!(!answer.to_string().contains("sk-test"), "{answer}");
+    // Without a base URL the key is for the slot's current endpoint (the default, OpenAI).
+    let openai = KeyOrigin::of("https://api.openai.com/v1").unwrap();
     assert_eq!(
-        store.get(ModelSlot::Main).unwrap().unwrap().expose(),
+        store
+            .get(ModelSlot::Main, &openai)
+            .unwrap()
+            .unwrap()
+            .expose(),
         "sk-test-abcdef123456"
     );
     let status = t.ok("api_key_status", json!({"slot": "main"}));
     assert_eq!(
         status,
-        json!({"state": "present", "source": "keychain", "reason": null})
+        json!({"state": "present", "source": "keychain", "reason": null,
+               "origin": "api.openai.com", "stored_for": []})
     );
     assert_eq!(
         t.ok("api_key_status", json!({"slot": "light"}))["state"],
@@ -108,7 +115,7 @@ fn keys_go_to_the_store_and_are_never_returned() {
     assert_eq!(code, "invalid_key");
 
     t.ok("delete_api_key", json!({"slot": "main"}));
-    assert!(store.get(ModelSlot::Main).unwrap().is_none());
+    assert!(store.get(ModelSlot::Main, &openai).unwrap().is_none());
     assert_eq!(
         t.ok("api_key_status", json!({"slot": "main"}))["state"],
         json!("absent")
@@ -122,10 +129,15 @@ fn an_environment_key_is_reported_as_such() {
         ..Options::default()
     });
     let status = t.ok("api_key_status", json!({"slot": "light"}));
-    assert_eq!(
-        status,
-        json!({"state": "present", "source": "env", "reason": null})
+    assert_eq!(status["state"], json!("present"));
+    assert_eq!(status["source"], json!("env"));
+    // The environment variable applies to whatever endpoint the slot is pointed at.
+    let status = t.ok(
+        "api_key_status",
+        json!({"slot": "light", "baseUrl": "https://api.anthropic.com"}),
     );
+    assert_eq!(status["source"], json!("env"));
+    assert_eq!(status["origin"], json!("api.anthropic.com"));
 }
 
 #[test]
@@ -268,4 +280,150 @@ fn ollama_detection_finds_a_server_or_says_none() {
     assert_eq!(found["found"], json!(true), "{found}");
     assert_eq!(found["models"], json!(["llama3.2:3b"]));
     assert_eq!(found["base_url"], json!(server.openai_base_url()));
+}
+
+/// The slot as the settings screen shows it, unsaved.
+fn on_screen(provider: &str, base_url: &str, model: &str) -> serde_json::Value {
+    json!({
+        "provider": provider,
+        "base_url": base_url,
+        "model": model,
+        "context_window": 32768,
+        "input_price_per_mtok": null,
+        "output_price_per_mtok": null,
+        "max_output_tokens": 4096
+    })
+}
+
+#[test]
+fn a_key_stored_for_one_endpoint_is_never_sent_to_another() {
+    const KEY: &str = "sk-only-for-server-a-1234567890";
+    let server_a = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .require_api_key(KEY)
+            .models(["model-at-a"])
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let server_b = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .models(["model-at-b-1", "model-at-b-2"])
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let (url_a, url_b) = (server_a.openai_base_url(), server_b.openai_base_url());
+    let label = |url: &str| {
+        url.trim_start_matches("http://")
+            .trim_end_matches("/v1")
+            .to_string()
+    };
+    let t = TestApp::new();
+    let mut settings = t.ok("get_settings", json!({}));
+    settings["main"] = on_screen("openai", &url_a, "model-at-a");
+    t.ok("save_settings", json!({ "settings": settings }));
+    t.ok(
+        "set_api_key",
+        json!({"slot": "main", "key": KEY, "baseUrl": url_a}),
+    );
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_a}));
+    assert_eq!(status["state"], json!("present"));
+    assert_eq!(status["origin"], json!(label(&url_a)));
+    let at_a = t.ok(
+        "test_connection",
+        json!({"slot": "main", "config": on_screen("openai", &url_a, "model-at-a")}),
+    );
+    assert_eq!(at_a["ok"], json!(true), "{at_a}");
+
+    // On screen (not saved) the slot now points at server B: another port, another origin.
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_b}));
+    assert_eq!(status["state"], json!("absent"), "{status}");
+    assert_eq!(status["origin"], json!(label(&url_b)));
+    assert_eq!(status["stored_for"], json!([label(&url_a)]));
+    for provider in ["openai", "anthropic"] {
+        let url = if provider == "openai" {
+            url_b.clone()
+        } else {
+            server_b.anthropic_base_url()
+        };
+        let at_b = t.ok(
+            "test_connection",
+            json!({"slot": "main", "config": on_screen(provider, &url, "model-at-b-1")}),
+        );
+        assert_eq!(at_b["ok"], json!(true), "{provider}: {at_b}");
+    }
+    let requests = server_b.requests();
+    assert_eq!(requests.len(), 2, "server B was not asked twice");
+    for request in &requests {
+        for (name, value) in &request.headers {
+            assert!(
+                !value.contains(KEY),
+                "server B received the key of server A in `{name}`"
+            );
+        }
+        assert!(
+            !request.headers.contains_key("authorization")
+                && !request.headers.contains_key("x-api-key"),
+            "server B received a credential header: {:?}",
+            request.headers.keys().collect::<Vec<_>>()
+        );
+    }
+    // List models asks the endpoint on screen, not the saved one.
+    assert_eq!(
+        t.ok(
+            "list_models",
+            json!({"slot": "main", "config": on_screen("openai", &url_b, "")})
+        ),
+        json!(["model-at-b-1", "model-at-b-2"])
+    );
+    assert_eq!(
+        t.ok("list_models", json!({"slot": "main"})),
+        json!(["model-at-a"])
+    );
+
+    // Deleting at B deletes B's (absent) key only; back at A the key is still there.
+    t.ok("delete_api_key", json!({"slot": "main", "baseUrl": url_b}));
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_a}));
+    assert_eq!(status["state"], json!("present"));
+    t.ok("delete_api_key", json!({"slot": "main", "baseUrl": url_a}));
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_a}));
+    assert_eq!(status["state"], json!("absent"));
+}
+
+#[test]
+fn an_unsaved_configuration_is_validated_like_save() {
+    let t = TestApp::new();
+    let (code, message) = t.err(
+        "test_connection",
+        json!({"slot": "light", "config": on_screen("openai", "localhost:11434", "m")}),
+    );
+    assert_eq!(code, "invalid_settings");
+    assert!(
+        message.starts_with("light.base_url: not a valid http(s) URL"),
+        "{message}"
+    );
+    let (code, message) = t.err(
+        "test_connection",
+        json!({"slot": "main", "config": on_screen("openai", "http://127.0.0.1:9/v1", " ")}),
+    );
+    assert_eq!(code, "invalid_settings");
+    assert!(message.starts_with("main.model"), "{message}");
+    let (code, message) = t.err(
+        "list_models",
+        json!({"slot": "main", "config": {"provider": "gemini"}}),
+    );
+    assert_eq!(code, "invalid_settings");
+    assert!(message.contains("gemini"), "{message}");
+    let (code, message) = t.err(
+        "api_key_status",
+        json!({"slot": "main", "baseUrl": "ftp://example.com"}),
+    );
+    assert_eq!(code, "invalid_settings");
+    assert!(message.starts_with("main.base_url"), "{message}");
+    // A hosted endpoint on screen with no key for it: the person is told how to add one.
+    let (code, message) = t.err(
+        "test_connection",
+        json!({"slot": "main", "config": on_screen("anthropic", "https://api.anthropic.com", "claude")}),
+    );
+    assert_eq!(code, "missing_key");
+    assert!(message.contains("CANOPY_MAIN_API_KEY"), "{message}");
 }

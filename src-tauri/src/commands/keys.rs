@@ -1,8 +1,13 @@
 //! API keys: stored straight into the OS keychain, never returned to the webview, never logged, and
 //! held only as `SecretString`. When no keychain is reachable the answer is `keychain_unavailable`
 //! with the reason; there is no plaintext fallback.
+//!
+//! Every key belongs to a slot and to the origin of an endpoint (see `canopy_config::KeyOrigin`).
+//! The settings screen passes the base URL it shows, saved or not, so storing, deleting and the
+//! status all concern the endpoint the person is looking at; without one, the slot's endpoint in
+//! the settings in force is used.
 
-use canopy_config::KeyStatus;
+use canopy_config::{KeyOrigin, KeyStatus};
 use canopy_protocol::{ModelSlot, SecretString};
 use tauri::State;
 
@@ -19,37 +24,90 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| CommandError::new(ErrorCode::Platform, format!("keychain task failed: {e}")))?
 }
 
-/// Stores the API key for a slot in the keychain (replacing any previous one).
+/// The origin a key command is about: the one of `base_url` when the screen sent it, otherwise
+/// that of the endpoint `slot` runs on now (light without its own endpoint runs on main's).
+fn origin_for(
+    state: &AppState,
+    slot: ModelSlot,
+    base_url: Option<&str>,
+) -> CommandResult<KeyOrigin> {
+    let settings;
+    let url = match base_url {
+        Some(url) => url,
+        None => {
+            settings = state.effective_settings()?;
+            &settings.resolve_slot(slot).1.base_url
+        }
+    };
+    KeyOrigin::of(url).map_err(|e| match e {
+        canopy_config::ConfigError::Invalid { reason, .. } => CommandError::new(
+            ErrorCode::InvalidSettings,
+            format!("{}.base_url: {reason}", slot.as_str()),
+        ),
+        other => other.into(),
+    })
+}
+
+/// Stores the API key for a slot and the endpoint at `base_url` (or the slot's current endpoint)
+/// in the keychain, replacing any previous key for that endpoint.
 #[tauri::command]
 pub async fn set_api_key(
     state: State<'_, AppState>,
     slot: ModelSlot,
     key: String,
+    base_url: Option<String>,
 ) -> CommandResult<()> {
     let key = SecretString::new(key);
+    let origin = origin_for(&state, slot, base_url.as_deref())?;
     let store = state.secrets().clone();
-    blocking(move || store.set(slot, &key).map_err(CommandError::from)).await
+    blocking(move || store.set(slot, &origin, &key).map_err(CommandError::from)).await
 }
 
-/// Removes the slot's key from the keychain (no error when there was none).
+/// Removes the slot's key for the endpoint at `base_url` (or the slot's current endpoint) from the
+/// keychain; keys stored for other endpoints stay. No error when there was none.
 #[tauri::command]
-pub async fn delete_api_key(state: State<'_, AppState>, slot: ModelSlot) -> CommandResult<()> {
+pub async fn delete_api_key(
+    state: State<'_, AppState>,
+    slot: ModelSlot,
+    base_url: Option<String>,
+) -> CommandResult<()> {
+    let origin = origin_for(&state, slot, base_url.as_deref())?;
     let store = state.secrets().clone();
-    blocking(move || store.delete(slot).map_err(CommandError::from)).await
+    blocking(move || store.delete(slot, &origin).map_err(CommandError::from)).await
 }
 
-/// Whether the slot has a key and where it comes from (environment first, then keychain).
+/// Whether the slot has a key for the endpoint at `base_url` (or its current endpoint) and where it
+/// comes from (environment first, then keychain). When it has none, `stored_for` names the other
+/// endpoints it still has one for, among the slot's endpoint in the settings and the presets'.
 #[tauri::command]
 pub async fn api_key_status(
     state: State<'_, AppState>,
     slot: ModelSlot,
+    base_url: Option<String>,
 ) -> CommandResult<KeyStatus> {
+    let origin = origin_for(&state, slot, base_url.as_deref())?;
+    let saved = state.saved_settings();
+    let mut elsewhere: Vec<KeyOrigin> = canopy_config::presets()
+        .iter()
+        .map(|p| p.base_url.as_str())
+        .chain([saved.resolve_slot(slot).1.base_url.as_str()])
+        .filter_map(|url| KeyOrigin::of(url).ok())
+        .collect();
+    if let Ok(effective) = state.effective_settings() {
+        elsewhere.extend(KeyOrigin::of(&effective.resolve_slot(slot).1.base_url).ok());
+    }
     let store = state.secrets().clone();
-    let env_value = state.env(canopy_config::api_key_env_var(slot));
     let var = canopy_config::api_key_env_var(slot);
+    let env_value = state.env(var);
     blocking(move || {
         let env = |name: &str| if name == var { env_value.clone() } else { None };
-        Ok(canopy_config::key_status(slot, &env, store.as_ref()))
+        Ok(canopy_config::key_status(
+            slot,
+            &origin,
+            &elsewhere,
+            &env,
+            store.as_ref(),
+        ))
     })
     .await
 }

@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use canopy_config::ModelSlotConfig;
 use canopy_protocol::{Message, ModelSlot};
 use canopy_providers::{client_for, ModelRequest, ProviderConfig, ProviderError};
 use serde::Serialize;
@@ -42,35 +43,74 @@ pub struct OllamaStatus {
     pub models: Vec<String>,
 }
 
-/// The client configuration of a slot, with its key (environment, then keychain). Tests and listings
-/// make one attempt: retries would only hide the answer the person is waiting for.
-fn slot_config(state: &AppState, slot: ModelSlot) -> CommandResult<ProviderConfig> {
-    let settings = state.effective_settings()?;
-    let slot_settings = match slot {
-        ModelSlot::Main => &settings.main,
-        ModelSlot::Light => settings.light.as_ref().ok_or_else(|| {
-            CommandError::new(
-                ErrorCode::NotConfigured,
-                "the light model is not configured (subagents use the main model)",
-            )
-        })?,
+/// The client configuration of a slot with its key. `on_screen` is the slot as the settings screen
+/// shows it, saved or not, validated as saving would; without it, the slot in the settings in force.
+/// The key is only ever the one for that configuration's own endpoint origin (or the slot's
+/// environment variable), so a key stored for one endpoint never reaches another. Tests and
+/// listings make one attempt: retries would only hide the answer the person is waiting for.
+fn slot_config(
+    state: &AppState,
+    slot: ModelSlot,
+    on_screen: Option<serde_json::Value>,
+    purpose: Purpose,
+) -> CommandResult<ProviderConfig> {
+    let slot_settings = match on_screen {
+        Some(value) => {
+            let mut config = serde_json::from_value::<ModelSlotConfig>(value).map_err(|e| {
+                CommandError::new(
+                    ErrorCode::InvalidSettings,
+                    format!(
+                        "the {} model settings do not have the expected shape: {e}",
+                        slot.as_str()
+                    ),
+                )
+            })?;
+            // Listing is how a person finds a model id to fill in, so an empty one is fine there;
+            // clients refuse an empty id and listing never sends it, so any name does.
+            if purpose == Purpose::List && config.model.trim().is_empty() {
+                config.model = "list".to_string();
+            }
+            config.validate(slot.as_str())?;
+            config
+        }
+        None => {
+            let settings = state.effective_settings()?;
+            match slot {
+                ModelSlot::Main => settings.main,
+                ModelSlot::Light => settings.light.ok_or_else(|| {
+                    CommandError::new(
+                        ErrorCode::NotConfigured,
+                        "the light model is not configured (subagents use the main model)",
+                    )
+                })?,
+            }
+        }
     };
-    let key = canopy_config::require_api_key(
-        &settings,
+    let key = canopy_config::require_api_key_for(
         slot,
+        &slot_settings.base_url,
         &|k: &str| state.env(k),
         state.secrets().as_ref(),
     )?;
     let mut config = ProviderConfig::new(
         slot_settings.provider,
-        slot_settings.base_url.clone(),
-        slot_settings.model.clone(),
+        slot_settings.base_url,
+        slot_settings.model,
     );
     config.api_key = key;
     config.max_retries = 0;
     config.connect_timeout = Duration::from_secs(5);
     config.idle_timeout = Duration::from_secs(20);
     Ok(config)
+}
+
+/// What a slot configuration is needed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Purpose {
+    /// A real call to the model.
+    Call,
+    /// Listing the endpoint's models.
+    List,
 }
 
 /// A provider error phrased for the settings screen.
@@ -92,13 +132,15 @@ fn elapsed_ms(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// Sends a one-token, tool-less request to the slot's model and reports what happened.
+/// Sends a one-token, tool-less request to the slot's model and reports what happened. `config` is
+/// the slot as shown on screen (see [`slot_config`]); without it the settings in force are used.
 #[tauri::command]
 pub async fn test_connection(
     state: State<'_, AppState>,
     slot: ModelSlot,
+    config: Option<serde_json::Value>,
 ) -> CommandResult<ConnectionTest> {
-    let config = slot_config(&state, slot)?;
+    let config = slot_config(&state, slot, config, Purpose::Call)?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
     let request = ModelRequest {
@@ -145,13 +187,14 @@ pub async fn test_connection(
     })
 }
 
-/// The models the slot's endpoint offers.
+/// The models the slot's endpoint offers; `config` as for [`test_connection`].
 #[tauri::command]
 pub async fn list_models(
     state: State<'_, AppState>,
     slot: ModelSlot,
+    config: Option<serde_json::Value>,
 ) -> CommandResult<Vec<String>> {
-    let config = slot_config(&state, slot)?;
+    let config = slot_config(&state, slot, config, Purpose::List)?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
     let listing = tokio::time::timeout(CALL_TIMEOUT, client.list_models())

@@ -825,7 +825,18 @@ source: KeySource | null,
 /**
  * Why the keychain is unavailable; `null` otherwise.
  */
-reason: string | null, };
+reason: string | null, 
+/**
+ * The endpoint origin this status is about, as people read it (`api.openai.com`,
+ * `127.0.0.1:4000`); see [`KeyOrigin::label`].
+ */
+origin: string, 
+/**
+ * Other origins this slot still has a keychain key for (same form as `origin`), checked
+ * among the candidates the caller knows of; filled only when this origin has no key. Such a
+ * key is used again when the slot points back at its origin.
+ */
+stored_for: Array<string>, };
 export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
 
@@ -934,6 +945,19 @@ lines: Array<string>,
  * Language id for highlighting (`rust`, `typescript`, …), `null` when unknown.
  */
 language: string | null, };
+export type EditorOpened = { 
+/**
+ * The editor's name as people know it (`VS Code`); `null` when the desktop's default app opened it.
+ */
+editor: string | null, 
+/**
+ * The line the editor was asked to show; `null` when none was passed.
+ */
+line: number | null, 
+/**
+ * Why the person's editor was not used (only with the default app), e.g. `$VISUAL is not set`.
+ */
+note: string | null, };
 export type ConnectionTest = { 
 /**
  * True when the model answered.

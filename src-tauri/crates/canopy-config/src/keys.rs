@@ -1,8 +1,17 @@
 //! API keys: where they are stored (the OS keychain through [`KeyringStore`], or [`MemoryStore`] in
 //! tests), how a run finds one (environment variable first, then the keychain), and the status the
 //! settings screen shows. Key values only ever travel as [`SecretString`].
+//!
+//! A stored key belongs to a slot *and* to the origin (scheme, host, port) of the endpoint it was
+//! entered for: the keychain account is `<slot>@<origin>`, e.g. `main@https://api.openai.com` or
+//! `light@http://127.0.0.1:11434`. A key is only ever read for, and so only ever sent to, the origin
+//! it was stored for; pointing a slot at another endpoint leaves it without a key until one is
+//! entered for that endpoint. Entries of older versions (account `main` / `light`, no origin) are
+//! never read. Keys from `CANOPY_*_API_KEY` environment variables are the person's explicit choice
+//! for whatever endpoint the slot uses and are not bound to an origin.
 
 use std::collections::HashMap;
+use std::fmt;
 use std::sync::Mutex;
 
 use canopy_protocol::{ModelSlot, SecretString};
@@ -10,19 +19,65 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::error::{ConfigError, KeyError};
-use crate::settings::Settings;
+use crate::settings::{validate_base_url, Settings};
 
 /// Keychain service name used by the app; tests use their own.
 pub const DEFAULT_KEYRING_SERVICE: &str = "canopy";
 
-/// Where API keys are kept. Implementations must never log or format key values.
+/// The origin of an endpoint — scheme, host and port, as a browser would compare them — that a
+/// stored key is bound to. Paths do not matter: `https://openrouter.ai/api/v1` and
+/// `https://openrouter.ai/other` share the key; `http://` and `https://`, or two ports, do not.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KeyOrigin(String);
+
+impl KeyOrigin {
+    /// The origin of `base_url`, which must be a valid http(s) URL (the same rule as settings);
+    /// otherwise an [`ConfigError::Invalid`] naming `base_url`.
+    pub fn of(base_url: &str) -> Result<KeyOrigin, ConfigError> {
+        let url = validate_base_url(base_url)
+            .map_err(|reason| ConfigError::invalid("base_url", reason))?;
+        // Default ports are left out (`https://host`, not `https://host:443`), so typing the port
+        // explicitly does not orphan a key.
+        Ok(KeyOrigin(url.origin().ascii_serialization()))
+    }
+
+    /// `https://api.openai.com`, `http://127.0.0.1:4000`.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The origin as people read it: host, plus the port when it is not the default
+    /// (`api.openai.com`, `127.0.0.1:4000`); the scheme only when it is plain `http` to a
+    /// non-loopback host, where it matters.
+    pub fn label(&self) -> String {
+        match self.0.split_once("://") {
+            Some(("https", rest)) => rest.to_string(),
+            Some((_, rest)) if is_local_endpoint(&self.0) => rest.to_string(),
+            _ => self.0.clone(),
+        }
+    }
+
+    /// The keychain account a key of `slot` for this origin is stored under: `main@https://…`.
+    pub fn account(&self, slot: ModelSlot) -> String {
+        format!("{}@{}", slot.as_str(), self.0)
+    }
+}
+
+impl fmt::Display for KeyOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Where API keys are kept, one per (slot, origin). Implementations must never log or format key
+/// values.
 pub trait SecretStore: Send + Sync {
-    /// The key stored for `slot`, or `None` when there is none.
-    fn get(&self, slot: ModelSlot) -> Result<Option<SecretString>, KeyError>;
-    /// Stores (or replaces) the key for `slot`.
-    fn set(&self, slot: ModelSlot, key: &SecretString) -> Result<(), KeyError>;
-    /// Removes the key for `slot`; removing a key that does not exist is not an error.
-    fn delete(&self, slot: ModelSlot) -> Result<(), KeyError>;
+    /// The key stored for `slot` at `origin`, or `None` when there is none.
+    fn get(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<Option<SecretString>, KeyError>;
+    /// Stores (or replaces) the key for `slot` at `origin`.
+    fn set(&self, slot: ModelSlot, origin: &KeyOrigin, key: &SecretString) -> Result<(), KeyError>;
+    /// Removes the key for `slot` at `origin`; removing a key that does not exist is not an error.
+    fn delete(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<(), KeyError>;
 }
 
 /// Trims the pasted key and refuses one that is empty or spans several lines.
@@ -38,7 +93,8 @@ fn clean_key(key: &SecretString) -> Result<SecretString, KeyError> {
 }
 
 /// The OS keychain: Secret Service on Linux/BSD, Keychain on macOS, Credential Manager on Windows.
-/// One entry per slot: service `canopy` (or the configured one), user `main` / `light`.
+/// One entry per slot and origin: service `canopy` (or the configured one), user
+/// `<slot>@<origin>` (see [`KeyOrigin::account`]).
 #[derive(Debug, Clone)]
 pub struct KeyringStore {
     service: String,
@@ -72,44 +128,43 @@ impl KeyringStore {
     // behind it, which reads a per-session kernel cache first and can answer from a stale copy; the
     // keychain people see and manage is the Secret Service, so entries go there directly.
     #[cfg(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd"))]
-    fn entry(&self, slot: ModelSlot) -> Result<keyring::Entry, KeyError> {
-        let credential = keyring::secret_service::SsCredential::new_with_target(
-            None,
-            &self.service,
-            slot.as_str(),
-        )
-        .map_err(map_keyring_error)?;
+    fn entry(&self, account: &str) -> Result<keyring::Entry, KeyError> {
+        let credential =
+            keyring::secret_service::SsCredential::new_with_target(None, &self.service, account)
+                .map_err(map_keyring_error)?;
         Ok(keyring::Entry::new_with_credential(Box::new(credential)))
     }
 
     #[cfg(not(any(target_os = "linux", target_os = "freebsd", target_os = "openbsd")))]
-    fn entry(&self, slot: ModelSlot) -> Result<keyring::Entry, KeyError> {
-        keyring::Entry::new(&self.service, slot.as_str()).map_err(map_keyring_error)
+    fn entry(&self, account: &str) -> Result<keyring::Entry, KeyError> {
+        keyring::Entry::new(&self.service, account).map_err(map_keyring_error)
     }
 }
 
 impl SecretStore for KeyringStore {
-    fn get(&self, slot: ModelSlot) -> Result<Option<SecretString>, KeyError> {
-        match self.entry(slot)?.get_password() {
+    fn get(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<Option<SecretString>, KeyError> {
+        match self.entry(&origin.account(slot))?.get_password() {
             Ok(key) => Ok(Some(SecretString::new(key))),
             Err(keyring::Error::NoEntry) => Ok(None),
             Err(e) => Err(map_keyring_error(e)),
         }
     }
 
-    fn set(&self, slot: ModelSlot, key: &SecretString) -> Result<(), KeyError> {
+    fn set(&self, slot: ModelSlot, origin: &KeyOrigin, key: &SecretString) -> Result<(), KeyError> {
         let key = clean_key(key)?;
-        self.entry(slot)?
+        let account = origin.account(slot);
+        self.entry(&account)?
             .set_password(key.expose())
             .map_err(map_keyring_error)?;
-        tracing::debug!(service = %self.service, slot = slot.as_str(), "API key stored in keychain");
+        tracing::debug!(service = %self.service, account = %account, "API key stored in keychain");
         Ok(())
     }
 
-    fn delete(&self, slot: ModelSlot) -> Result<(), KeyError> {
-        match self.entry(slot)?.delete_credential() {
+    fn delete(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<(), KeyError> {
+        let account = origin.account(slot);
+        match self.entry(&account)?.delete_credential() {
             Ok(()) | Err(keyring::Error::NoEntry) => {
-                tracing::debug!(service = %self.service, slot = slot.as_str(), "API key removed from keychain");
+                tracing::debug!(service = %self.service, account = %account, "API key removed from keychain");
                 Ok(())
             }
             Err(e) => Err(map_keyring_error(e)),
@@ -161,7 +216,7 @@ fn map_keyring_error(err: keyring::Error) -> KeyError {
 /// An in-memory store for tests, optionally pretending the keychain is unreachable.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    keys: Mutex<HashMap<ModelSlot, SecretString>>,
+    keys: Mutex<HashMap<(ModelSlot, KeyOrigin), SecretString>>,
     unavailable: Option<String>,
 }
 
@@ -186,7 +241,7 @@ impl MemoryStore {
         }
     }
 
-    fn keys(&self) -> std::sync::MutexGuard<'_, HashMap<ModelSlot, SecretString>> {
+    fn keys(&self) -> std::sync::MutexGuard<'_, HashMap<(ModelSlot, KeyOrigin), SecretString>> {
         // A panic elsewhere while holding the lock cannot leave a HashMap half-updated in a way
         // that matters here, so a poisoned lock is still usable.
         self.keys.lock().unwrap_or_else(|e| e.into_inner())
@@ -194,21 +249,21 @@ impl MemoryStore {
 }
 
 impl SecretStore for MemoryStore {
-    fn get(&self, slot: ModelSlot) -> Result<Option<SecretString>, KeyError> {
+    fn get(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<Option<SecretString>, KeyError> {
         self.check()?;
-        Ok(self.keys().get(&slot).cloned())
+        Ok(self.keys().get(&(slot, origin.clone())).cloned())
     }
 
-    fn set(&self, slot: ModelSlot, key: &SecretString) -> Result<(), KeyError> {
+    fn set(&self, slot: ModelSlot, origin: &KeyOrigin, key: &SecretString) -> Result<(), KeyError> {
         self.check()?;
         let key = clean_key(key)?;
-        self.keys().insert(slot, key);
+        self.keys().insert((slot, origin.clone()), key);
         Ok(())
     }
 
-    fn delete(&self, slot: ModelSlot) -> Result<(), KeyError> {
+    fn delete(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<(), KeyError> {
         self.check()?;
-        self.keys().remove(&slot);
+        self.keys().remove(&(slot, origin.clone()));
         Ok(())
     }
 }
@@ -249,12 +304,14 @@ pub fn missing_key_message(slot: ModelSlot) -> String {
     )
 }
 
-/// The key for `slot`: the environment variable first (empty counts as unset), then the keychain.
-/// Pass the slot that will actually run — the first element of [`Settings::resolve_slot`] — so a
-/// light request that falls back to main uses main's key. A keychain that cannot be reached is an
-/// error here; [`require_api_key`] decides whether that matters.
+/// The key for `slot` talking to `origin`: the environment variable first (empty counts as unset),
+/// then the keychain entry stored for exactly that origin. Pass the slot that will actually run —
+/// the first element of [`Settings::resolve_slot`] — so a light request that falls back to main
+/// uses main's key. A keychain that cannot be reached is an error here; [`require_api_key`]
+/// decides whether that matters.
 pub fn resolve_api_key(
     slot: ModelSlot,
+    origin: &KeyOrigin,
     env: &impl Fn(&str) -> Option<String>,
     store: &dyn SecretStore,
 ) -> Result<ResolvedKey, KeyError> {
@@ -267,7 +324,7 @@ pub fn resolve_api_key(
             });
         }
     }
-    let key = store.get(slot)?;
+    let key = store.get(slot, origin)?;
     let source = key.as_ref().map(|_| KeySource::Keychain);
     Ok(ResolvedKey { key, source })
 }
@@ -296,18 +353,37 @@ pub fn require_api_key(
     store: &dyn SecretStore,
 ) -> Result<Option<SecretString>, ConfigError> {
     let (used, config, _) = settings.resolve_slot(requested);
-    let local = is_local_endpoint(&config.base_url);
-    match resolve_api_key(used, env, store) {
+    require_api_key_for(used, &config.base_url, env, store)
+}
+
+/// The key `slot` needs to talk to `base_url` (no fallback: `slot` is the one that runs), with the
+/// rules of [`require_api_key`]. Only a key stored for `base_url`'s origin is returned, so a key
+/// entered for one endpoint is never sent to another. A `base_url` that is not a valid http(s) URL
+/// is a [`ConfigError::Invalid`] naming `<slot>.base_url`.
+pub fn require_api_key_for(
+    slot: ModelSlot,
+    base_url: &str,
+    env: &impl Fn(&str) -> Option<String>,
+    store: &dyn SecretStore,
+) -> Result<Option<SecretString>, ConfigError> {
+    let origin = KeyOrigin::of(base_url).map_err(|e| match e {
+        ConfigError::Invalid { reason, .. } => {
+            ConfigError::invalid(format!("{}.base_url", slot.as_str()), reason)
+        }
+        other => other,
+    })?;
+    let local = is_local_endpoint(base_url);
+    match resolve_api_key(slot, &origin, env, store) {
         Ok(ResolvedKey { key: Some(key), .. }) => Ok(Some(key)),
         Ok(_) if local => Ok(None),
         Ok(_) => Err(ConfigError::MissingKey {
-            slot: used,
+            slot,
             keychain_problem: None,
         }),
         Err(_) if local => Ok(None),
         Err(ConfigError::Unavailable(reason)) | Err(ConfigError::Keychain(reason)) => {
             Err(ConfigError::MissingKey {
-                slot: used,
+                slot,
                 keychain_problem: Some(reason),
             })
         }
@@ -327,7 +403,7 @@ pub enum KeyState {
     Unavailable,
 }
 
-/// The key status of one slot. Never contains the key.
+/// The key status of one slot for one endpoint. Never contains a key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct KeyStatus {
     /// Present, absent or unavailable.
@@ -336,36 +412,59 @@ pub struct KeyStatus {
     pub source: Option<KeySource>,
     /// Why the keychain is unavailable; `null` otherwise.
     pub reason: Option<String>,
+    /// The endpoint origin this status is about, as people read it (`api.openai.com`,
+    /// `127.0.0.1:4000`); see [`KeyOrigin::label`].
+    pub origin: String,
+    /// Other origins this slot still has a keychain key for (same form as `origin`), checked
+    /// among the candidates the caller knows of; filled only when this origin has no key. Such a
+    /// key is used again when the slot points back at its origin.
+    pub stored_for: Vec<String>,
 }
 
-/// The status of `slot`'s own key (no fallback: this is what the settings screen shows per slot).
+/// The status of `slot`'s own key for `origin` (no fallback: this is what the settings screen shows
+/// per slot). When the keychain has no key for `origin`, `elsewhere` are the other origins to look
+/// at for [`KeyStatus::stored_for`] (for example the saved endpoint and the presets').
 pub fn key_status(
     slot: ModelSlot,
+    origin: &KeyOrigin,
+    elsewhere: &[KeyOrigin],
     env: &impl Fn(&str) -> Option<String>,
     store: &dyn SecretStore,
 ) -> KeyStatus {
-    match resolve_api_key(slot, env, store) {
+    let status = |state, source, reason| KeyStatus {
+        state,
+        source,
+        reason,
+        origin: origin.label(),
+        stored_for: Vec::new(),
+    };
+    match resolve_api_key(slot, origin, env, store) {
         Ok(ResolvedKey {
             key: Some(_),
             source,
-        }) => KeyStatus {
-            state: KeyState::Present,
-            source,
-            reason: None,
-        },
-        Ok(_) => KeyStatus {
-            state: KeyState::Absent,
-            source: None,
-            reason: None,
-        },
-        Err(e) => KeyStatus {
-            state: KeyState::Unavailable,
-            source: None,
-            reason: Some(match e {
+        }) => status(KeyState::Present, source, None),
+        Ok(_) => {
+            let mut others: Vec<&KeyOrigin> = elsewhere.iter().filter(|o| *o != origin).collect();
+            others.sort();
+            others.dedup();
+            let stored_for = others
+                .into_iter()
+                .filter(|o| matches!(store.get(slot, o), Ok(Some(_))))
+                .map(KeyOrigin::label)
+                .collect();
+            KeyStatus {
+                stored_for,
+                ..status(KeyState::Absent, None, None)
+            }
+        }
+        Err(e) => status(
+            KeyState::Unavailable,
+            None,
+            Some(match e {
                 ConfigError::Unavailable(reason) | ConfigError::Keychain(reason) => reason,
                 other => other.to_string(),
             }),
-        },
+        ),
     }
 }
 
@@ -379,24 +478,72 @@ mod tests {
         None
     }
 
+    fn origin(url: &str) -> KeyOrigin {
+        KeyOrigin::of(url).unwrap()
+    }
+
+    fn openai() -> KeyOrigin {
+        origin("https://api.openai.com/v1")
+    }
+
+    fn settings_at(url: &str) -> Settings {
+        let mut s = Settings::default();
+        s.main.base_url = url.to_string();
+        s
+    }
+
+    #[test]
+    fn origins_keep_scheme_host_and_port_and_drop_the_rest() {
+        assert_eq!(openai().as_str(), "https://api.openai.com");
+        assert_eq!(
+            openai().account(ModelSlot::Main),
+            "main@https://api.openai.com"
+        );
+        assert_eq!(openai(), origin("https://API.openai.com:443/other/path"));
+        assert_eq!(
+            origin("http://127.0.0.1:4000/v1").account(ModelSlot::Light),
+            "light@http://127.0.0.1:4000"
+        );
+        assert_ne!(origin("http://api.openai.com/v1"), openai());
+        assert_ne!(
+            origin("http://127.0.0.1:4000/v1"),
+            origin("http://127.0.0.1:4001/v1")
+        );
+        assert_eq!(openai().label(), "api.openai.com");
+        assert_eq!(origin("http://127.0.0.1:4000/v1").label(), "127.0.0.1:4000");
+        assert_eq!(
+            origin("http://models.example.com/v1").label(),
+            "http://models.example.com"
+        );
+        let err = KeyOrigin::of("localhost:11434").unwrap_err().to_string();
+        assert!(
+            err.starts_with("base_url: not a valid http(s) URL"),
+            "{err}"
+        );
+    }
+
     #[test]
     fn env_wins_over_keychain_and_empty_env_is_ignored() {
         let store = MemoryStore::new();
         store
-            .set(ModelSlot::Main, &SecretString::new("from-keychain"))
+            .set(
+                ModelSlot::Main,
+                &openai(),
+                &SecretString::new("from-keychain"),
+            )
             .unwrap();
 
         let env = |k: &str| (k == "CANOPY_MAIN_API_KEY").then(|| "from-env".to_string());
-        let r = resolve_api_key(ModelSlot::Main, &env, &store).unwrap();
+        let r = resolve_api_key(ModelSlot::Main, &openai(), &env, &store).unwrap();
         assert_eq!(r.key.unwrap().expose(), "from-env");
         assert_eq!(r.source, Some(KeySource::Env));
 
         let blank = |k: &str| (k == "CANOPY_MAIN_API_KEY").then(|| "  ".to_string());
-        let r = resolve_api_key(ModelSlot::Main, &blank, &store).unwrap();
+        let r = resolve_api_key(ModelSlot::Main, &openai(), &blank, &store).unwrap();
         assert_eq!(r.key.unwrap().expose(), "from-keychain");
         assert_eq!(r.source, Some(KeySource::Keychain));
 
-        let r = resolve_api_key(ModelSlot::Light, &env, &store).unwrap();
+        let r = resolve_api_key(ModelSlot::Light, &openai(), &env, &store).unwrap();
         assert_eq!(
             r,
             ResolvedKey {
@@ -407,10 +554,73 @@ mod tests {
     }
 
     #[test]
+    fn a_key_is_only_given_out_for_the_origin_it_was_stored_for() {
+        let store = MemoryStore::new();
+        store
+            .set(ModelSlot::Main, &openai(), &SecretString::new("sk-openai"))
+            .unwrap();
+        let at_openai = settings_at("https://api.openai.com/v1");
+        let key = require_api_key(&at_openai, ModelSlot::Main, &no_env, &store).unwrap();
+        assert_eq!(key.unwrap().expose(), "sk-openai");
+
+        // The slot now points at other endpoints: the OpenAI key must not go there.
+        for url in [
+            "https://api.anthropic.com",
+            "https://evil.example.com/v1",
+            "http://api.openai.com/v1",
+            "https://api.openai.com:8443/v1",
+        ] {
+            let err =
+                require_api_key(&settings_at(url), ModelSlot::Main, &no_env, &store).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    ConfigError::MissingKey {
+                        slot: ModelSlot::Main,
+                        ..
+                    }
+                ),
+                "{url}: {err}"
+            );
+        }
+        // A loopback server gets no key rather than the OpenAI one.
+        let local = settings_at("http://127.0.0.1:4000/v1");
+        assert_eq!(
+            require_api_key(&local, ModelSlot::Main, &no_env, &store).unwrap(),
+            None
+        );
+        // Back at OpenAI the stored key is found again.
+        let key = require_api_key(&at_openai, ModelSlot::Main, &no_env, &store).unwrap();
+        assert_eq!(key.unwrap().expose(), "sk-openai");
+
+        // An environment key is the person's explicit choice for whatever the slot points at.
+        let env = |k: &str| (k == "CANOPY_MAIN_API_KEY").then(|| "sk-env".to_string());
+        let key = require_api_key(
+            &settings_at("https://api.anthropic.com"),
+            ModelSlot::Main,
+            &env,
+            &store,
+        )
+        .unwrap();
+        assert_eq!(key.unwrap().expose(), "sk-env");
+    }
+
+    #[test]
+    fn an_invalid_base_url_names_the_slot_field() {
+        let err = require_api_key_for(ModelSlot::Light, "ftp://x", &no_env, &MemoryStore::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("light.base_url: not a valid http(s) URL"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn light_fallback_uses_the_main_key() {
         let store = MemoryStore::new();
         store
-            .set(ModelSlot::Main, &SecretString::new("main-key"))
+            .set(ModelSlot::Main, &openai(), &SecretString::new("main-key"))
             .unwrap();
         let settings = Settings::default();
         let key = require_api_key(&settings, ModelSlot::Light, &no_env, &store).unwrap();
@@ -449,11 +659,9 @@ mod tests {
             "http://[::1]:8080/v1",
         ] {
             assert!(is_local_endpoint(url), "{url}");
-            let mut s = Settings::default();
-            s.main.base_url = url.to_string();
             let broken = MemoryStore::unavailable("no bus");
             assert_eq!(
-                require_api_key(&s, ModelSlot::Main, &no_env, &broken).unwrap(),
+                require_api_key(&settings_at(url), ModelSlot::Main, &no_env, &broken).unwrap(),
                 None
             );
         }
@@ -480,70 +688,106 @@ mod tests {
     }
 
     #[test]
-    fn status_reports_present_absent_unavailable() {
+    fn status_reports_present_absent_unavailable_for_one_origin() {
         let store = MemoryStore::new();
+        let anthropic = origin("https://api.anthropic.com");
         assert_eq!(
-            key_status(ModelSlot::Main, &no_env, &store),
+            key_status(ModelSlot::Main, &openai(), &[], &no_env, &store),
             KeyStatus {
                 state: KeyState::Absent,
                 source: None,
-                reason: None
+                reason: None,
+                origin: "api.openai.com".into(),
+                stored_for: vec![],
             }
         );
-        store.set(ModelSlot::Main, &SecretString::new("k")).unwrap();
+        store
+            .set(ModelSlot::Main, &openai(), &SecretString::new("k"))
+            .unwrap();
+        let candidates = [openai(), anthropic.clone(), openai()];
         assert_eq!(
-            key_status(ModelSlot::Main, &no_env, &store),
+            key_status(ModelSlot::Main, &openai(), &candidates, &no_env, &store),
             KeyStatus {
                 state: KeyState::Present,
                 source: Some(KeySource::Keychain),
-                reason: None
+                reason: None,
+                origin: "api.openai.com".into(),
+                stored_for: vec![],
             }
+        );
+        // Switched to Anthropic: not set there, and the OpenAI key is mentioned once.
+        assert_eq!(
+            key_status(ModelSlot::Main, &anthropic, &candidates, &no_env, &store),
+            KeyStatus {
+                state: KeyState::Absent,
+                source: None,
+                reason: None,
+                origin: "api.anthropic.com".into(),
+                stored_for: vec!["api.openai.com".into()],
+            }
+        );
+        // The other slot's keys are not this slot's.
+        assert_eq!(
+            key_status(ModelSlot::Light, &anthropic, &candidates, &no_env, &store).stored_for,
+            Vec::<String>::new()
         );
         let env = |k: &str| (k == "CANOPY_LIGHT_API_KEY").then(|| "k".to_string());
         assert_eq!(
-            key_status(ModelSlot::Light, &env, &store).source,
+            key_status(ModelSlot::Light, &openai(), &[], &env, &store).source,
             Some(KeySource::Env)
         );
 
         let broken = MemoryStore::unavailable("keychain is locked");
-        let status = key_status(ModelSlot::Main, &no_env, &broken);
+        let status = key_status(ModelSlot::Main, &openai(), &candidates, &no_env, &broken);
         assert_eq!(status.state, KeyState::Unavailable);
         assert_eq!(status.reason.as_deref(), Some("keychain is locked"));
         let json = serde_json::to_value(&status).unwrap();
         assert_eq!(json["state"], "unavailable");
         assert_eq!(json["source"], serde_json::Value::Null);
+        assert_eq!(json["origin"], "api.openai.com");
     }
 
     #[test]
     fn stored_keys_are_trimmed_and_empty_ones_refused() {
         let store = MemoryStore::new();
+        let o = openai();
         store
-            .set(ModelSlot::Main, &SecretString::new("  sk-abc\n"))
+            .set(ModelSlot::Main, &o, &SecretString::new("  sk-abc\n"))
             .unwrap();
         assert_eq!(
-            store.get(ModelSlot::Main).unwrap().unwrap().expose(),
+            store.get(ModelSlot::Main, &o).unwrap().unwrap().expose(),
             "sk-abc"
         );
         let err = store
-            .set(ModelSlot::Main, &SecretString::new(" \n "))
+            .set(ModelSlot::Main, &o, &SecretString::new(" \n "))
             .unwrap_err();
         assert_eq!(err.to_string(), "invalid API key: it is empty");
         let err = store
-            .set(ModelSlot::Main, &SecretString::new("a\nb"))
+            .set(ModelSlot::Main, &o, &SecretString::new("a\nb"))
             .unwrap_err();
         assert_eq!(err.to_string(), "invalid API key: it contains a line break");
-        store.delete(ModelSlot::Main).unwrap();
-        store.delete(ModelSlot::Main).unwrap();
-        assert!(store.get(ModelSlot::Main).unwrap().is_none());
+        // Deleting one origin's key leaves another origin's alone.
+        let local = origin("http://127.0.0.1:4000/v1");
+        store
+            .set(ModelSlot::Main, &local, &SecretString::new("sk-local"))
+            .unwrap();
+        store.delete(ModelSlot::Main, &o).unwrap();
+        store.delete(ModelSlot::Main, &o).unwrap();
+        assert!(store.get(ModelSlot::Main, &o).unwrap().is_none());
+        assert!(store.get(ModelSlot::Main, &local).unwrap().is_some());
     }
 
     #[test]
     fn key_values_never_show_in_debug_output() {
         let store = MemoryStore::new();
         store
-            .set(ModelSlot::Main, &SecretString::new("sk-very-secret"))
+            .set(
+                ModelSlot::Main,
+                &openai(),
+                &SecretString::new("sk-very-secret"),
+            )
             .unwrap();
-        let resolved = resolve_api_key(ModelSlot::Main, &no_env, &store).unwrap();
+        let resolved = resolve_api_key(ModelSlot::Main, &openai(), &no_env, &store).unwrap();
         assert!(!format!("{resolved:?}").contains("sk-very-secret"));
         assert!(!format!("{store:?}").contains("sk-very-secret"));
     }

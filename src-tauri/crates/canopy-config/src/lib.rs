@@ -14,8 +14,8 @@ pub use env::apply_env_overrides;
 pub use error::{ConfigError, KeyError};
 pub use keys::{
     api_key_env_var, is_local_endpoint, key_status, missing_key_message, require_api_key,
-    resolve_api_key, KeySource, KeyState, KeyStatus, KeyringStore, MemoryStore, ResolvedKey,
-    SecretStore, DEFAULT_KEYRING_SERVICE,
+    require_api_key_for, resolve_api_key, KeyOrigin, KeySource, KeyState, KeyStatus, KeyringStore,
+    MemoryStore, ResolvedKey, SecretStore, DEFAULT_KEYRING_SERVICE,
 };
 pub use paths::{config_dir, data_dir, trace_dir_for_project, trace_dir_in};
 pub use settings::{

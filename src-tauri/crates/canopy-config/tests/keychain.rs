@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use canopy_config::{
-    key_status, require_api_key, resolve_api_key, KeySource, KeyState, KeyringStore, SecretStore,
-    Settings,
+    key_status, require_api_key, resolve_api_key, KeyOrigin, KeySource, KeyState, KeyringStore,
+    SecretStore, Settings,
 };
 use canopy_protocol::{ModelSlot, SecretString};
 
@@ -18,6 +18,16 @@ const CHILD_ENV: &str = "CANOPY_CONFIG_NO_BUS_CHILD";
 
 fn no_env(_: &str) -> Option<String> {
     None
+}
+
+#[allow(clippy::unwrap_used)] // test helper: a bad URL here is a broken test
+fn origin(url: &str) -> KeyOrigin {
+    KeyOrigin::of(url).unwrap()
+}
+
+/// The origin of the default settings' main endpoint.
+fn openai() -> KeyOrigin {
+    origin(&Settings::default().main.base_url)
 }
 
 /// A store under a service name no other test (or person) uses.
@@ -32,7 +42,7 @@ fn unique_store(test: &str) -> KeyringStore {
 /// The store when a Secret Service answers; otherwise skip (or fail when it is required).
 fn keychain_or_skip(test: &str) -> Option<KeyringStore> {
     let store = unique_store(test);
-    match store.get(ModelSlot::Main) {
+    match store.get(ModelSlot::Main, &openai()) {
         Ok(_) => Some(store),
         Err(e) => {
             let required = std::env::var("CANOPY_REQUIRE_KEYRING")
@@ -72,16 +82,18 @@ fn set_get_replace_delete_round_trip() {
     let Some(store) = keychain_or_skip("roundtrip") else {
         return;
     };
-    assert!(store.get(ModelSlot::Main).unwrap().is_none());
+    let o = openai();
+    assert!(store.get(ModelSlot::Main, &o).unwrap().is_none());
 
     store
-        .set(ModelSlot::Main, &SecretString::new("sk-first-1234"))
+        .set(ModelSlot::Main, &o, &SecretString::new("sk-first-1234"))
         .unwrap();
     assert_eq!(
-        store.get(ModelSlot::Main).unwrap().unwrap().expose(),
+        store.get(ModelSlot::Main, &o).unwrap().unwrap().expose(),
         "sk-first-1234"
     );
-    if let Some(seen) = secret_tool_lookup(store.service(), "main") {
+    // The documented account name, seen by another Secret Service client.
+    if let Some(seen) = secret_tool_lookup(store.service(), "main@https://api.openai.com") {
         assert_eq!(
             seen.trim(),
             "sk-first-1234",
@@ -90,25 +102,25 @@ fn set_get_replace_delete_round_trip() {
     }
 
     store
-        .set(ModelSlot::Main, &SecretString::new("sk-second-5678"))
+        .set(ModelSlot::Main, &o, &SecretString::new("sk-second-5678"))
         .unwrap();
     assert_eq!(
-        store.get(ModelSlot::Main).unwrap().unwrap().expose(),
+        store.get(ModelSlot::Main, &o).unwrap().unwrap().expose(),
         "sk-second-5678"
     );
     // Light is a separate entry.
-    assert!(store.get(ModelSlot::Light).unwrap().is_none());
+    assert!(store.get(ModelSlot::Light, &o).unwrap().is_none());
 
     // A second store object (as after an app restart) reads the same entry.
     let again = KeyringStore::with_service(store.service());
     assert_eq!(
-        again.get(ModelSlot::Main).unwrap().unwrap().expose(),
+        again.get(ModelSlot::Main, &o).unwrap().unwrap().expose(),
         "sk-second-5678"
     );
 
-    store.delete(ModelSlot::Main).unwrap();
-    assert!(store.get(ModelSlot::Main).unwrap().is_none());
-    if let Some(seen) = secret_tool_lookup(store.service(), "main") {
+    store.delete(ModelSlot::Main, &o).unwrap();
+    assert!(store.get(ModelSlot::Main, &o).unwrap().is_none());
+    if let Some(seen) = secret_tool_lookup(store.service(), "main@https://api.openai.com") {
         assert_eq!(
             seen.trim(),
             "",
@@ -116,7 +128,58 @@ fn set_get_replace_delete_round_trip() {
         );
     }
     // Deleting what is not there is fine (the settings screen's "remove" is idempotent).
-    store.delete(ModelSlot::Main).unwrap();
+    store.delete(ModelSlot::Main, &o).unwrap();
+}
+
+#[test]
+fn a_stored_key_is_bound_to_its_origin() {
+    let Some(store) = keychain_or_skip("origin") else {
+        return;
+    };
+    let a = "http://127.0.0.1:4101/v1";
+    let b = "https://models.example.com/v1";
+    let mut settings = Settings::default();
+    settings.main.base_url = a.to_string();
+    store
+        .set(
+            ModelSlot::Main,
+            &origin(a),
+            &SecretString::new("sk-for-origin-a"),
+        )
+        .unwrap();
+    let key = require_api_key(&settings, ModelSlot::Main, &no_env, &store).unwrap();
+    assert_eq!(key.unwrap().expose(), "sk-for-origin-a");
+
+    // The slot now points at origin B: no key is returned for it, and the status says where one is.
+    settings.main.base_url = b.to_string();
+    let err = require_api_key(&settings, ModelSlot::Main, &no_env, &store).unwrap_err();
+    assert!(
+        err.to_string().contains("No API key for the main model"),
+        "{err}"
+    );
+    assert!(store.get(ModelSlot::Main, &origin(b)).unwrap().is_none());
+    let status = key_status(ModelSlot::Main, &origin(b), &[origin(a)], &no_env, &store);
+    assert_eq!(status.state, KeyState::Absent);
+    assert_eq!(status.origin, "models.example.com");
+    assert_eq!(status.stored_for, vec!["127.0.0.1:4101".to_string()]);
+    // Another port on the same host is another origin too.
+    settings.main.base_url = "http://127.0.0.1:4102/v1".to_string();
+    assert_eq!(
+        require_api_key(&settings, ModelSlot::Main, &no_env, &store).unwrap(),
+        None
+    );
+
+    // Back at A, the key is there again; a fresh store object (an app restart) agrees.
+    settings.main.base_url = a.to_string();
+    let again = KeyringStore::with_service(store.service());
+    let key = require_api_key(&settings, ModelSlot::Main, &no_env, &again).unwrap();
+    assert_eq!(key.unwrap().expose(), "sk-for-origin-a");
+
+    // An entry of an older version (account `main`, no origin) is never read.
+    if let Some(seen) = secret_tool_lookup(store.service(), "main") {
+        assert_eq!(seen.trim(), "", "an origin-less entry exists");
+    }
+    store.delete(ModelSlot::Main, &origin(a)).unwrap();
 }
 
 #[test]
@@ -124,16 +187,21 @@ fn status_and_resolution_read_the_real_keychain() {
     let Some(store) = keychain_or_skip("status") else {
         return;
     };
-    let status = key_status(ModelSlot::Light, &no_env, &store);
+    let o = openai();
+    let status = key_status(ModelSlot::Light, &o, &[], &no_env, &store);
     assert_eq!(status.state, KeyState::Absent);
 
     store
-        .set(ModelSlot::Light, &SecretString::new("  sk-light-pasted \n"))
+        .set(
+            ModelSlot::Light,
+            &o,
+            &SecretString::new("  sk-light-pasted \n"),
+        )
         .unwrap();
-    let status = key_status(ModelSlot::Light, &no_env, &store);
+    let status = key_status(ModelSlot::Light, &o, &[], &no_env, &store);
     assert_eq!(status.state, KeyState::Present);
     assert_eq!(status.source, Some(KeySource::Keychain));
-    let resolved = resolve_api_key(ModelSlot::Light, &no_env, &store).unwrap();
+    let resolved = resolve_api_key(ModelSlot::Light, &o, &no_env, &store).unwrap();
     assert_eq!(resolved.key.unwrap().expose(), "sk-light-pasted");
 
     // A configured light slot uses its own key; without one, light falls back to main's (absent).
@@ -146,14 +214,14 @@ fn status_and_resolution_read_the_real_keychain() {
         .to_string();
     assert!(err.contains("CANOPY_MAIN_API_KEY"), "{err}");
 
-    store.delete(ModelSlot::Light).unwrap();
+    store.delete(ModelSlot::Light, &o).unwrap();
 }
 
 #[test]
 fn empty_key_is_refused_before_reaching_the_keychain() {
     let store = unique_store("empty");
     let err = store
-        .set(ModelSlot::Main, &SecretString::new("   "))
+        .set(ModelSlot::Main, &openai(), &SecretString::new("   "))
         .unwrap_err();
     assert_eq!(err.to_string(), "invalid API key: it is empty");
 }
@@ -167,20 +235,24 @@ fn child_without_session_bus() {
         "only meaningful when started by the parent test"
     );
     let store = unique_store("nobus");
-    let err = store.get(ModelSlot::Main).unwrap_err();
+    let err = store.get(ModelSlot::Main, &openai()).unwrap_err();
     let reason = match &err {
         canopy_config::KeyError::Unavailable(reason) => reason.clone(),
         other => panic!("expected Unavailable, got {other:?}"),
     };
-    let status = key_status(ModelSlot::Main, &no_env, &store);
+    let status = key_status(ModelSlot::Main, &openai(), &[], &no_env, &store);
     assert_eq!(status.state, KeyState::Unavailable);
     assert_eq!(status.reason.as_deref(), Some(reason.as_str()));
     assert!(store
-        .set(ModelSlot::Main, &SecretString::new("sk-never-stored"))
+        .set(
+            ModelSlot::Main,
+            &openai(),
+            &SecretString::new("sk-never-stored")
+        )
         .is_err());
     // The environment variable still provides a key.
     let env = |k: &str| (k == "CANOPY_MAIN_API_KEY").then(|| "sk-env".to_string());
-    let status = key_status(ModelSlot::Main, &env, &store);
+    let status = key_status(ModelSlot::Main, &openai(), &[], &env, &store);
     assert_eq!(status.state, KeyState::Present);
     // Own lines: the test harness prints "test … ..." without a newline before the output.
     println!("\nUNAVAILABLE_REASON={reason}");

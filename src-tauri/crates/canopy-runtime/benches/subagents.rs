@@ -17,7 +17,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
 use canopy_protocol::{
     EvidenceState, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
     Usage,
@@ -296,8 +296,10 @@ struct Measured {
 
 async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> BenchResult<Measured> {
     let store = MemoryStore::new();
-    store.set(ModelSlot::Main, &SecretString::new(KEY))?;
-    store.set(ModelSlot::Light, &SecretString::new(KEY))?;
+    // Keys are bound to the endpoint's origin: store them for the mock server's.
+    let origin = KeyOrigin::of(&server.openai_base_url())?;
+    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
+    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
     let store: Arc<dyn SecretStore> = Arc::new(store);
     let settings = settings(server, parallelism);
     let models = ConfiguredModels::new(settings.clone(), Default::default(), store);

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use canopy_config::{require_api_key, resolve_api_key, SecretStore, Settings};
+use canopy_config::{require_api_key, resolve_api_key, KeyOrigin, SecretStore, Settings};
 use canopy_protocol::{ModelInfo, ModelSlot, SecretString};
 use canopy_providers::{client_for, ProviderConfig};
 
@@ -39,14 +39,16 @@ impl ConfiguredModels {
         }
     }
 
-    /// Every key the slots can use, for redaction. Keychain failures are ignored here: a key that
-    /// cannot be read cannot leak either.
+    /// Every key the slots can use (each slot's key for the endpoint it points at), for redaction.
+    /// Keychain failures are ignored here: a key that cannot be read cannot leak either.
     pub fn secrets(&self) -> Vec<SecretString> {
         let env = |k: &str| self.env.get(k).cloned();
         [ModelSlot::Main, ModelSlot::Light]
             .into_iter()
             .filter_map(|slot| {
-                resolve_api_key(slot, &env, self.store.as_ref())
+                let (used, config, _) = self.settings.resolve_slot(slot);
+                let origin = KeyOrigin::of(&config.base_url).ok()?;
+                resolve_api_key(used, &origin, &env, self.store.as_ref())
                     .ok()
                     .and_then(|r| r.key)
             })
