@@ -19,6 +19,7 @@ pub fn app_declarations() -> String {
         export_decl::<profiles::ProfileInfo>(),
         export_decl::<profiles::ProfileError>(),
         export_decl::<files::FileWindow>(),
+        export_decl::<files::EditorOpened>(),
         export_decl::<models::ConnectionTest>(),
         export_decl::<models::OllamaStatus>(),
         export_decl::<runs::RunHandle>(),

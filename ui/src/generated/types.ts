@@ -945,6 +945,19 @@ lines: Array<string>,
  * Language id for highlighting (`rust`, `typescript`, …), `null` when unknown.
  */
 language: string | null, };
+export type EditorOpened = { 
+/**
+ * The editor's name as people know it (`VS Code`); `null` when the desktop's default app opened it.
+ */
+editor: string | null, 
+/**
+ * The line the editor was asked to show; `null` when none was passed.
+ */
+line: number | null, 
+/**
+ * Why the person's editor was not used (only with the default app), e.g. `$VISUAL is not set`.
+ */
+note: string | null, };
 export type ConnectionTest = { 
 /**
  * True when the model answered.
