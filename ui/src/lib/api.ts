@@ -8,9 +8,11 @@ import type {
   CommandError,
   ErrorCode,
   ConnectionTest,
+  EditorOpened,
   FileWindow,
   KeyStatus,
   ModelSlot,
+  ModelSlotConfig,
   OllamaStatus,
   OnEvents,
   ProjectInfo,
@@ -81,15 +83,20 @@ export interface Backend {
   deleteSession(sessionId: string): Promise<void>;
   readProjectFile(path: string, startLine?: number, endLine?: number): Promise<FileWindow>;
   revealFile(path: string): Promise<void>;
-  openInEditor(path: string): Promise<void>;
+  /** Opens the file at `line` in $VISUAL/$EDITOR when it is a known desktop editor, else with the default app. */
+  openInEditor(path: string, line?: number): Promise<EditorOpened>;
   getSettings(): Promise<Settings>;
   saveSettings(settings: Settings): Promise<Settings>;
-  testConnection(slot: ModelSlot): Promise<ConnectionTest>;
-  listModels(slot: ModelSlot): Promise<string[]>;
+  /** `config`: the slot as shown on screen, saved or not (validated like Save); without it, the
+   *  settings in force. Only the key stored for that endpoint's origin is sent. */
+  testConnection(slot: ModelSlot, config?: ModelSlotConfig): Promise<ConnectionTest>;
+  listModels(slot: ModelSlot, config?: ModelSlotConfig): Promise<string[]>;
   detectOllama(): Promise<OllamaStatus>;
-  setApiKey(slot: ModelSlot, key: string): Promise<void>;
-  deleteApiKey(slot: ModelSlot): Promise<void>;
-  apiKeyStatus(slot: ModelSlot): Promise<KeyStatus>;
+  /** Keys belong to a slot and the origin of `baseUrl` (the endpoint on screen); without `baseUrl`,
+   *  the slot's endpoint in the settings in force. */
+  setApiKey(slot: ModelSlot, key: string, baseUrl?: string): Promise<void>;
+  deleteApiKey(slot: ModelSlot, baseUrl?: string): Promise<void>;
+  apiKeyStatus(slot: ModelSlot, baseUrl?: string): Promise<KeyStatus>;
 }
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -132,15 +139,15 @@ export const tauriBackend: Backend = {
   deleteSession: (sessionId) => call('delete_session', { sessionId }),
   readProjectFile: (path, startLine, endLine) => call('read_project_file', { path, startLine, endLine }),
   revealFile: (path) => call('reveal_file', { path }),
-  openInEditor: (path) => call('open_in_editor', { path }),
+  openInEditor: (path, line) => call('open_in_editor', { path, line }),
   getSettings: () => call('get_settings'),
   saveSettings: (settings) => call('save_settings', { settings }),
-  testConnection: (slot) => call('test_connection', { slot }),
-  listModels: (slot) => call('list_models', { slot }),
+  testConnection: (slot, config) => call('test_connection', { slot, config }),
+  listModels: (slot, config) => call('list_models', { slot, config }),
   detectOllama: () => call('detect_ollama'),
-  setApiKey: (slot, key) => call('set_api_key', { slot, key }),
-  deleteApiKey: (slot) => call('delete_api_key', { slot }),
-  apiKeyStatus: (slot) => call('api_key_status', { slot }),
+  setApiKey: (slot, key, baseUrl) => call('set_api_key', { slot, key, baseUrl }),
+  deleteApiKey: (slot, baseUrl) => call('delete_api_key', { slot, baseUrl }),
+  apiKeyStatus: (slot, baseUrl) => call('api_key_status', { slot, baseUrl }),
 };
 
 export function inTauri(): boolean {

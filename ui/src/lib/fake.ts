@@ -4,7 +4,9 @@
 
 import { ApiError, toApiError, type Backend } from './api';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
+import { keyOrigin } from './keyOrigin';
 import { BUILTIN_DEFAULTS } from './profiles';
+import { isLoopbackUrl } from './setup';
 import type {
   KeyStatus,
   ModelSlot,
@@ -113,6 +115,11 @@ const MODELS: Record<string, string[]> = {
   openai: ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'o4-mini'],
   anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1'],
 };
+
+/** OpenRouter answers with hundreds of ids: the model picker must stay usable with that many. */
+const OPENROUTER_MODELS: string[] = ['anthropic', 'openai', 'google', 'meta-llama', 'mistralai', 'qwen', 'deepseek', 'x-ai'].flatMap((vendor) =>
+  Array.from({ length: 40 }, (_, i) => `${vendor}/model-${String(i + 1).padStart(2, '0')}`),
+);
 
 function validate(s: Settings): void {
   const bad = (field: string, reason: string) => new ApiError('invalid_settings', `${field}: ${reason}`);
@@ -230,9 +237,19 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     permissions: { edit: 'ask', write: 'ask', bash: 'ask', task: 'allow' },
     verification_gate: false,
   };
-  const keys: Record<ModelSlot, KeyStatus> = {
-    main: { state: 'present', source: 'keychain', reason: null },
-    light: { state: 'absent', source: null, reason: null },
+  // Keys per slot and endpoint origin, as in the keychain: `main@https://api.openai.com`.
+  const keys = new Set<string>([`main@${keyOrigin(settings.main.base_url)?.origin}`]);
+  const slotUrl = (slot: ModelSlot): string => (slot === 'light' ? settings.light ?? settings.main : settings.main).base_url;
+  const originOf = (slot: ModelSlot, baseUrl?: string) => {
+    const o = keyOrigin(baseUrl ?? slotUrl(slot));
+    if (o === null) throw new ApiError('invalid_settings', `${slot}.base_url: not a valid http(s) URL`);
+    return o;
+  };
+  const keyStatus = (slot: ModelSlot, baseUrl?: string): KeyStatus => {
+    const o = originOf(slot, baseUrl);
+    if (keys.has(`${slot}@${o.origin}`)) return { state: 'present', source: 'keychain', reason: null, origin: o.label, stored_for: [] };
+    const elsewhere = [...keys].filter((k) => k.startsWith(`${slot}@`)).map((k) => keyOrigin(k.slice(slot.length + 1))?.label ?? k);
+    return { state: 'absent', source: null, reason: null, origin: o.label, stored_for: elsewhere };
   };
   let recent: RecentProject[] = [
     { root: DEMO_ROOT, name: 'tiny-http', last_opened_ms: Date.now() - 3_600_000 },
@@ -441,7 +458,12 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };
     },
     revealFile: async () => undefined,
-    openInEditor: async () => undefined,
+    async openInEditor(path, line) {
+      needProject();
+      if (FILES[path] === undefined) throw new ApiError('not_found', `${path} does not exist in the project`);
+      // As on a desktop with VISUAL=code.
+      return { editor: 'VS Code', line: line ?? null, note: null };
+    },
     getSettings: async () => structuredClone(settings),
     async saveSettings(s) {
       await wait(60);
@@ -449,28 +471,29 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       settings = structuredClone(s);
       return structuredClone(settings);
     },
-    async testConnection(slot) {
+    async testConnection(slot, onScreen) {
       await wait(500);
-      const c = slot === 'main' ? settings.main : settings.light;
+      const c = onScreen ?? (slot === 'main' ? settings.main : settings.light);
       if (c === null) throw new ApiError('not_configured', 'the light slot is not configured; subagents use the main model');
-      if (keys[slot].state !== 'present' && !c.base_url.startsWith('http://127.0.0.1'))
-        throw new ApiError('missing_key', `no API key is set for the ${slot} slot`);
+      if (keyStatus(slot, c.base_url).state !== 'present' && !isLoopbackUrl(c.base_url))
+        throw new ApiError('missing_key', `No API key for the ${slot} model. Set the environment variable CANOPY_${slot.toUpperCase()}_API_KEY, or enter it in Settings → Models → API key (stored in the OS keychain).`);
       return { ok: true, latency_ms: 412, model: c.model, error: null };
     },
-    async listModels(slot) {
+    async listModels(slot, onScreen) {
       await wait(150);
-      const c = slot === 'main' ? settings.main : settings.light;
+      const c = onScreen ?? (slot === 'main' ? settings.main : settings.light);
+      if (c?.base_url.includes('openrouter.ai')) return OPENROUTER_MODELS;
       return MODELS[c?.provider ?? 'openai'] ?? [];
     },
     detectOllama: async () => ({ found: false, base_url: 'http://127.0.0.1:11434/v1', models: [] }),
-    async setApiKey(slot, key) {
-      if (key.trim() === '') throw new ApiError('invalid_key', 'the key is empty');
-      keys[slot] = { state: 'present', source: 'keychain', reason: null };
+    async setApiKey(slot, key, baseUrl) {
+      if (key.trim() === '') throw new ApiError('invalid_key', 'invalid API key: it is empty');
+      keys.add(`${slot}@${originOf(slot, baseUrl).origin}`);
     },
-    async deleteApiKey(slot) {
-      keys[slot] = { state: 'absent', source: null, reason: null };
+    async deleteApiKey(slot, baseUrl) {
+      keys.delete(`${slot}@${originOf(slot, baseUrl).origin}`);
     },
-    apiKeyStatus: async (slot) => ({ ...keys[slot] }),
+    apiKeyStatus: async (slot, baseUrl) => keyStatus(slot, baseUrl),
   };
   return backend;
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { highlightLines, languageFor, splitHighlighted } from './highlight';
+import { highlightLines, languageFor, PLAIN_LANGUAGES, splitHighlighted } from './highlight';
+import backendLanguages from './languages.json';
 
 describe('highlighting', () => {
   it('keeps one output line per input line, even inside multi-line comments', () => {
@@ -18,5 +19,39 @@ describe('highlighting', () => {
   });
   it('reopens spans across lines', () => {
     expect(splitHighlighted('<span class="c">a\nb</span>')).toEqual(['<span class="c">a</span>', '<span class="c">b</span>']);
+  });
+
+  it('highlights every language the backend names, or shows it plain on purpose', () => {
+    expect(backendLanguages.length).toBeGreaterThan(25);
+    const missing = backendLanguages.filter((id) => languageFor('file', id) === null && !PLAIN_LANGUAGES.has(id));
+    expect(missing).toEqual([]);
+    for (const id of PLAIN_LANGUAGES) expect(backendLanguages).toContain(id);
+  });
+  it('colours keywords of the languages that used to come out plain', () => {
+    const samples: Record<string, string> = {
+      ruby: 'def greet(name)\n  puts "hi #{name}"\nend',
+      sql: 'SELECT id, name FROM users WHERE id = 1;',
+      php: '<?php function f($a) { return $a; }',
+      csharp: 'public class A { private int x; }',
+      kotlin: 'fun main() { val x = 1 }',
+      swift: 'func f() -> Int { let x = 1; return x }',
+      lua: 'local function f() return nil end',
+      scss: '$c: red; .a { color: $c; }',
+      dockerfile: 'FROM debian:12\nRUN apt-get update',
+      makefile: 'all: build\n\tcargo build',
+      vue: '<template><div class="a"></div></template>',
+      shell: 'if [ -f x ]; then echo hi; fi',
+    };
+    for (const [id, src] of Object.entries(samples)) {
+      const lang = languageFor('file', id);
+      expect(lang, id).not.toBeNull();
+      const out = highlightLines(src.split('\n'), lang);
+      expect(out.join('\n'), id).toMatch(/class="hljs-(keyword|built_in|tag|name|attr|variable|section|meta|selector)/);
+    }
+  });
+  it('maps a Ruby hint to the ruby grammar and an unknown hint by extension', () => {
+    expect(languageFor('app/models/user.rb', 'ruby')).toBe('ruby');
+    expect(languageFor('db/schema.sql', null)).toBe('sql');
+    expect(languageFor('src/main.zig', 'zig')).toBeNull();
   });
 });

@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createFakeBackend } from './fake';
+import { DEMO_ROOT } from './fixtures/demo';
+import { AppStore, FILE_MORE_LINES } from './store.svelte';
+
+// The file viewer holds a window of a long file and grows it as the person scrolls toward an edge.
+describe('file viewer window', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  async function opened(line: number) {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const f = app.openFile('src/tables.rs', line, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await f;
+    return { app, be };
+  }
+  async function more(app: AppStore, edge: 'before' | 'after'): Promise<boolean> {
+    const p = app.loadMoreFile(edge);
+    await vi.advanceTimersByTimeAsync(100);
+    return p;
+  }
+
+  it('prepends the lines above, numbered where they belong, and remembers the pieces', async () => {
+    const { app, be } = await opened(7001);
+    const w0 = app.file?.window;
+    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
+    const cited = w0.lines[7001 - w0.start_line];
+    const spy = vi.spyOn(be, 'readProjectFile');
+    expect(await more(app, 'before')).toBe(true);
+    expect(spy).toHaveBeenCalledWith('src/tables.rs', 6801 - FILE_MORE_LINES, 6800);
+    const w = app.file?.window;
+    if (w == null) throw new Error('window lost');
+    expect(w.start_line).toBe(6801 - FILE_MORE_LINES);
+    expect(w.lines.length).toBe(w0.lines.length + FILE_MORE_LINES);
+    expect(w.lines[7001 - w.start_line]).toBe(cited);
+    expect(app.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
+    expect(app.file?.loading).toBeNull();
+  });
+
+  it('appends below until the end of the file, then stops asking', async () => {
+    const { app, be } = await opened(30);
+    const total = app.file?.window?.total_lines ?? 0;
+    expect(total).toBeGreaterThan(2100 + FILE_MORE_LINES);
+    const spy = vi.spyOn(be, 'readProjectFile');
+    let steps = 0;
+    while (await more(app, 'after')) steps += 1;
+    const w = app.file?.window;
+    if (w == null) throw new Error('window lost');
+    expect(w.start_line).toBe(1);
+    expect(w.lines.length).toBe(total);
+    expect(steps).toBe(spy.mock.calls.length);
+    // At the top and at the bottom there is nothing more to fetch.
+    expect(await more(app, 'before')).toBe(false);
+    expect(await more(app, 'after')).toBe(false);
+    expect(spy.mock.calls.length).toBe(steps);
+  });
+
+  it('says why more lines could not be loaded, and a later open starts clean', async () => {
+    const { app, be } = await opened(7001);
+    vi.spyOn(be, 'readProjectFile').mockRejectedValueOnce({ code: 'not_found', message: '`src/tables.rs` does not exist' });
+    expect(await more(app, 'before')).toBe(false);
+    expect(app.file?.moreError).toBe('`src/tables.rs` does not exist');
+    expect(app.file?.window?.start_line).toBe(6801);
+    const again = app.openFile('src/tables.rs', 7001, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await again;
+    expect(app.file?.moreError).toBeNull();
+  });
+
+  it('drops an answer that arrives after the viewer moved on to another file', async () => {
+    const { app } = await opened(7001);
+    const p = app.loadMoreFile('before');
+    const other = app.openFile('src/pool.rs', 30, null);
+    await vi.advanceTimersByTimeAsync(200);
+    await other;
+    expect(await p).toBe(false);
+    expect(app.file?.path).toBe('src/pool.rs');
+    expect(app.file?.window?.start_line).toBe(1);
+    expect(app.file?.pieces).toEqual([1]);
+  });
+});
