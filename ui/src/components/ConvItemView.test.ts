@@ -86,3 +86,87 @@ describe('ConvItemView', () => {
     expect(sent).toContain('Answer sent');
   });
 });
+
+const answer = (text: string, streaming = false): ConvItem => ({ kind: 'assistant', id: 'mc1', text, streaming, error: null, ts: 1 });
+const edit = (permission: Extract<ConvItem, { kind: 'tool' }>['permission']): ConvItem =>
+  tool({
+    id: 'call_edit1',
+    tool: 'Edit',
+    mutates: true,
+    args: { path: 'src/auth.rs', old_string: '    !password.is_empty()', new_string: '    password.len() >= 12' },
+    output: 'edited src/auth.rs',
+    permission,
+  });
+
+describe('ConvItemView answers', () => {
+  it('renders Markdown with highlighted code and path:line buttons when files can be opened', () => {
+    const app = new AppStore(createFakeBackend());
+    const text = '## Done\n\nThe check is in `src/auth.rs:8`:\n\n```rust\nfn check() -> bool { true }\n```\n\n<img src=x onerror=alert(1)>';
+    const body = rowFor(app, 's-main', answer(text), { onOpenPath: () => undefined });
+    expect(body).toContain('<h2>Done</h2>');
+    expect(body).toContain('data-path="src/auth.rs" data-line="8"');
+    expect(body).toContain('<span class="hljs-keyword">fn</span>');
+    expect(body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(body).not.toContain('<img');
+    // Without a way to open files (e.g. no handler) the mention is plain text.
+    expect(rowFor(app, 's-main', answer(text))).not.toContain('data-path=');
+  });
+
+  it("a subagent's result answer is one line until expanded to the raw JSON", () => {
+    const app = new AppStore(createFakeBackend());
+    const json = '{"status": "completed", "summary": "login is in src/auth.rs"}';
+    const closed = rowFor(app, 's-child', answer(json), { resultEcho: true });
+    expect(closed).toContain('Returned its result');
+    expect(closed).not.toContain('login is in src/auth.rs');
+    app.setExpanded('s-child', 'mc1', true);
+    const opened = rowFor(app, 's-child', answer(json), { resultEcho: true });
+    expect(opened).toContain('data-testid="result-echo-raw"');
+    expect(opened).toMatch(/(&quot;|")summary\1: \1login is in src\/auth\.rs\1/);
+  });
+});
+
+describe('ConvItemView Edit and Task cards', () => {
+  const diffOf = (body: string) => (body.match(/class="dl d-(add|del)[^"]*"/g) ?? []).length;
+
+  it('an expanded Edit shows its diff in every approval state, not the raw arguments', () => {
+    const app = new AppStore(createFakeBackend());
+    app.setExpanded('s-main', 'call_edit1', true);
+    const states: Extract<ConvItem, { kind: 'tool' }>['permission'][] = [
+      null,
+      { state: 'allow', summary: 'Edit src/auth.rs', source: 'policy', scope: null, reason: null },
+      { state: 'allow', summary: 'Edit src/auth.rs', source: 'user', scope: 'session', reason: null },
+      { state: 'deny', summary: 'Edit src/auth.rs', source: 'user', scope: null, reason: 'denied' },
+    ];
+    for (const p of states) {
+      const body = rowFor(app, 's-main', edit(p));
+      expect(body, `state ${p?.state ?? 'none'}`).toContain('data-kind="edit"');
+      expect(diffOf(body)).toBe(2);
+      expect(body).not.toContain('&quot;old_string&quot;');
+      expect(body).not.toContain('"old_string"');
+    }
+    // While the approval waits, the diff is in the prompt once, not again in the body.
+    const waiting = rowFor(app, 's-main', edit({ state: 'pending', summary: 'Edit src/auth.rs', source: null, scope: null, reason: null }));
+    expect(waiting.match(/data-testid="approval-preview"/g)?.length).toBe(1);
+  });
+
+  it('an expanded Write shows the new file, a Read still shows its arguments', () => {
+    const app = new AppStore(createFakeBackend());
+    app.setExpanded('s-main', 'call_w', true);
+    app.setExpanded('s-main', 'call_read1', true);
+    const w = rowFor(app, 's-main', tool({ id: 'call_w', tool: 'Write', args: { path: 'NOTES.md', content: 'line one\nline two\n' } }));
+    expect(w).toContain('data-kind="write"');
+    expect(w).toContain('2 lines');
+    expect(rowFor(app, 's-main', tool())).toMatch(/<h4>Arguments<\/h4>\s*<pre[^>]*>\{\s*(&quot;|")path\1: \1src\/config\.rs\1/);
+  });
+
+  it('a Task card shows how its subagent ended', () => {
+    const app = new AppStore(createFakeBackend());
+    const task = tool({ id: 'call_task', tool: 'Task', args: { description: 'Find the login code' }, childSessionId: 'child-1' });
+    const ok = rowFor(app, 's-main', task, { outcome: { status: null, tone: 'ok', line: 'login is implemented in src/auth.rs' } });
+    expect(ok).toContain('data-testid="task-outcome"');
+    expect(ok).toContain('login is implemented in src/auth.rs');
+    const partial = rowFor(app, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: 'ran out of tokens' } });
+    expect(partial).toMatch(/<span class="oc-status[^"]*">Partial<\/span>/);
+    expect(rowFor(app, 's-main', task)).not.toContain('task-outcome');
+  });
+});

@@ -6,7 +6,7 @@
 //! A streaming answer is rendered block by block (split at blank lines outside code fences), and
 //! finished blocks are kept, so each new frame parses only the block still growing.
 
-import MarkdownIt from 'markdown-it';
+import markdownIt, { type MarkdownIt } from 'markdown-it';
 import { highlightLines, languageFor } from './highlight';
 
 /** A `path:line` or `path:line-line` mention of a file inside the project. */
@@ -119,7 +119,7 @@ interface RenderEnv {
 function createParser(): MarkdownIt {
   // `html: false` is what keeps model output from becoming DOM: tags are text. No linkify, no typographer:
   // the answer reads as the model wrote it.
-  const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: true });
+  const md = markdownIt({ html: false, linkify: false, typographer: false, breaks: true });
   const rules = md.renderer.rules;
   const env = (e: unknown): RenderEnv => e as RenderEnv;
 
@@ -143,7 +143,7 @@ function createParser(): MarkdownIt {
   // Links never navigate the app window: their text stays, with the address shown after it.
   rules.link_open = (tokens, idx, _o, e) => {
     const t = tokens[idx];
-    env(e).hrefs.push(t.markup === 'autolink' || t.markup === 'linkify' ? '' : (t.attrGet('href') ?? ''));
+    env(e).hrefs.push(t.markup === 'autolink' || t.markup === 'linkify' ? '' : String(t.attrGet('href') ?? ''));
     return '<span class="md-link">';
   };
   rules.link_close = (_t, _i, _o, e) => {
@@ -152,7 +152,7 @@ function createParser(): MarkdownIt {
   };
   rules.image = (tokens, idx) => {
     const t = tokens[idx];
-    const src = t.attrGet('src') ?? '';
+    const src = String(t.attrGet('src') ?? '');
     return `<span class="md-link">[image${t.content !== '' ? `: ${escapeHtml(t.content)}` : ''}]</span> <span class="md-url">(${escapeHtml(src)})</span>`;
   };
   // Unreachable with `html: false`; kept as text in case an option or plugin ever turns HTML on.
@@ -181,11 +181,13 @@ export class MarkdownRenderer {
     const next = new Map<string, string>();
     const out = splitBlocks(text).map((src) => {
       const key = `${linkPaths ? 1 : 0}${src}`;
-      let html = next.get(key) ?? this.cache.get(key);
-      if (html === undefined) {
-        this.parsedChars += src.length;
-        html = this.md.render(src, { linkPaths, hrefs: [] } satisfies RenderEnv);
+      const known = next.get(key) ?? this.cache.get(key);
+      if (known !== undefined) {
+        next.set(key, known);
+        return known;
       }
+      this.parsedChars += src.length;
+      const html = this.md.render(src, { linkPaths, hrefs: [] } satisfies RenderEnv);
       next.set(key, html);
       return html;
     });
