@@ -9,12 +9,15 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_protocol::{Budgets, ModelSlot, ProviderKind, SecretString, TraceEvent, TraceRecord};
+use canopy_protocol::{
+    Budgets, ModelSlot, ProviderKind, SecretString, SubagentResult, TerminalReason, ToolStatus,
+    TraceEvent, TraceRecord,
+};
 use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions,
 };
-use canopy_test_support::{MockServer, Rule, Script};
+use canopy_test_support::{MockServer, Rule, Script, ScriptedCall, Turn};
 
 /// The API key the scripted server demands in these tests.
 pub const TEST_KEY: &str = "sk-test-e2e-0123456789abcdefSECRET";
@@ -163,6 +166,72 @@ impl Ran {
             })
             .collect()
     }
+
+    /// How many model calls one session began.
+    pub fn model_calls(&self, session: &str) -> usize {
+        self.events(session)
+            .iter()
+            .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
+            .count()
+    }
+
+    /// Every tool call one session finished, in order: its tool, status and output.
+    pub fn tool_ends(&self, session: &str) -> Vec<(String, ToolStatus, String)> {
+        self.events(session)
+            .into_iter()
+            .filter_map(|e| match e {
+                TraceEvent::ToolCallEnd {
+                    tool,
+                    status,
+                    output,
+                    ..
+                } => Some((tool.clone(), *status, output.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The budgets one session started with.
+    pub fn session_budgets(&self, session: &str) -> Option<Budgets> {
+        self.find(session, |e| match e {
+            TraceEvent::SessionStarted { budgets, .. } => Some(*budgets),
+            _ => None,
+        })
+    }
+
+    /// How one session's run ended, when its last record is `run_ended` (`None` otherwise).
+    pub fn ended_as(&self, session: &str) -> Option<TerminalReason> {
+        match self.events(session).last() {
+            Some(TraceEvent::RunEnded {
+                terminal_reason, ..
+            }) => Some(*terminal_reason),
+            _ => None,
+        }
+    }
+
+    /// The first child the root saw complete: how it ended and the result it handed in.
+    pub fn child_completed(&self) -> Option<(TerminalReason, SubagentResult)> {
+        self.find(&self.root, |e| match e {
+            TraceEvent::SubagentCompleted {
+                terminal_reason,
+                result,
+                ..
+            } => Some((*terminal_reason, result.clone())),
+            _ => None,
+        })
+    }
+
+    /// The first child the root saw fail: how it ended and why.
+    pub fn child_failed(&self) -> Option<(TerminalReason, String)> {
+        self.find(&self.root, |e| match e {
+            TraceEvent::SubagentFailed {
+                terminal_reason,
+                error,
+                ..
+            } => Some((*terminal_reason, error.clone())),
+            _ => None,
+        })
+    }
 }
 
 /// Starts a session in `project`, runs `prompt`, and collects the live stream. `on_record` sees each
@@ -257,6 +326,20 @@ impl Scenario {
         runtime(&self.settings(provider, with_light), adjust)
     }
 
+    /// Options for a session in this project and trace folder, with no approver, publishing to
+    /// `events`.
+    pub fn session_options(
+        &self,
+        events: tokio::sync::mpsc::UnboundedSender<TraceRecord>,
+    ) -> SessionOptions {
+        SessionOptions {
+            project_root: self.project().to_path_buf(),
+            trace_dir: self.traces().to_path_buf(),
+            approver: None,
+            events,
+        }
+    }
+
     /// Runs `prompt` in a new session in the project, with no approver (asks are denied).
     pub async fn run(&self, runtime: &Arc<Runtime>, prompt: &str) -> Ran {
         run_prompt(
@@ -315,6 +398,13 @@ pub fn main_agent_rule() -> Rule {
     Rule::new("main").system_contains("You are Canopy")
 }
 
+/// The main agent's rule for a run of one tool turn: it makes `calls`, then gives `answer`.
+pub fn main_agent_calls(calls: Vec<ScriptedCall>, answer: &str) -> Rule {
+    main_agent_rule()
+        .turn(Turn::tools(calls))
+        .turn(Turn::text(answer))
+}
+
 /// The rule that answers every explore subagent alike.
 pub fn any_explore_rule() -> Rule {
     Rule::new("child").system_contains("explore subagent")
@@ -330,37 +420,30 @@ pub fn budget_exhausted_rule() -> Rule {
     Rule::new("final").system_contains("your budget is exhausted")
 }
 
-/// Budgets for the explore profile (16k context, light model) with these limits.
-pub fn explore_budgets(
-    max_steps: u32,
-    max_total_tokens: u64,
-    max_wall_time_ms: u64,
-) -> (Budgets, ModelSlot) {
-    let budgets = profile_budgets(16_000, max_steps, max_total_tokens, max_wall_time_ms);
-    (budgets, ModelSlot::Light)
+/// Budgets for the explore profile (16k context, light model): at most `steps` steps, `tokens`
+/// tokens in all and `wall_ms` of wall time.
+pub fn explore_budgets(steps: u32, tokens: u64, wall_ms: u64) -> (Budgets, ModelSlot) {
+    (
+        profile_budgets(16_000, steps, tokens, wall_ms),
+        ModelSlot::Light,
+    )
 }
 
-/// Budgets for the main profile with these limits (100k context).
-pub fn main_budgets(
-    max_steps: u32,
-    max_total_tokens: u64,
-    max_wall_time_ms: u64,
-) -> (Budgets, ModelSlot) {
-    let budgets = profile_budgets(100_000, max_steps, max_total_tokens, max_wall_time_ms);
-    (budgets, ModelSlot::Main)
+/// Budgets for the main profile (100k context, main model) with the same limits as
+/// [`explore_budgets`].
+pub fn main_budgets(steps: u32, tokens: u64, wall_ms: u64) -> (Budgets, ModelSlot) {
+    (
+        profile_budgets(100_000, steps, tokens, wall_ms),
+        ModelSlot::Main,
+    )
 }
 
-fn profile_budgets(
-    max_context_tokens: u64,
-    max_steps: u32,
-    max_total_tokens: u64,
-    max_wall_time_ms: u64,
-) -> Budgets {
+fn profile_budgets(max_context_tokens: u64, steps: u32, tokens: u64, wall_ms: u64) -> Budgets {
     Budgets {
-        max_steps,
+        max_steps: steps,
         max_context_tokens,
-        max_total_tokens,
-        max_wall_time_ms,
+        max_total_tokens: tokens,
+        max_wall_time_ms: wall_ms,
     }
 }
 

@@ -102,11 +102,10 @@ async fn compaction_fires_inside_one_long_task_and_the_run_completes() {
 async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
     let result = json!({"status": "completed", "summary": "slow but here", "findings": [], "evidence": [], "unresolved_questions": []}).to_string();
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![call("Task", json!({"description": "Slow", "prompt": "TASK-W: think long", "subagent_type": "explore"}))]))
-                .turn(Turn::text("ok")),
-        )
+        .rule(main_agent_calls(
+            vec![task("Slow", "TASK-W: think long")],
+            "ok",
+        ))
         .rule(any_explore_rule().turn(Turn::text(result).first_byte_delay_ms(1_500)));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Anthropic, true, |rs| {
@@ -123,14 +122,9 @@ async fn a_child_past_its_wall_time_is_stopped_and_still_answers() {
             ..
         }
     )));
-    let done = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted {
-            terminal_reason,
-            result,
-            ..
-        } => Some((*terminal_reason, result.status)),
-        _ => None,
-    });
+    let done = ran
+        .child_completed()
+        .map(|(reason, result)| (reason, result.status));
     assert_eq!(
         done,
         Some((TerminalReason::TimeBudget, ResultStatus::Partial))
@@ -156,11 +150,7 @@ async fn an_empty_response_is_retried_once_and_a_cut_answer_continues() {
         ran.outcome.final_text.as_deref(),
         Some("The first half, and the second half.")
     );
-    let calls = ran
-        .events(&ran.root)
-        .iter()
-        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
-        .count();
+    let calls = ran.model_calls(&ran.root);
     assert_eq!(calls, 3, "empty, retried, continued");
 }
 
@@ -178,9 +168,7 @@ async fn twice_empty_ends_with_empty_response() {
 async fn traces_round_trip_survive_truncation_and_show_interrupted_runs() {
     let script = Script::new()
         .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![call("Task", json!({"description": "Look", "prompt": "TASK-R: look", "subagent_type": "explore"}))]))
-                .turn(Turn::text("done")),
+            main_agent_calls(vec![task("Look", "TASK-R: look")], "done"),
         )
         .rule(any_explore_rule().turn(Turn::text(
             json!({"status": "completed", "summary": "s", "findings": [], "evidence": ["README.md:1"], "unresolved_questions": []}).to_string(),

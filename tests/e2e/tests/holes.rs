@@ -23,20 +23,15 @@ fn blocked_read() -> Arc<ScriptedTool> {
 }
 
 fn blocked_read_script() -> Script {
-    Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![call("Read", json!({"path": "p"}))]))
-            .turn(Turn::text("Here is what I have.")),
-    )
+    Script::new().rule(main_agent_calls(
+        vec![call("Read", json!({"path": "p"}))],
+        "Here is what I have.",
+    ))
 }
 
 fn tool_end_status(ran: &Ran, tool: &str) -> Option<ToolStatus> {
-    ran.find(&ran.root, |e| match e {
-        TraceEvent::ToolCallEnd {
-            tool: t, status, ..
-        } if t == tool => Some(*status),
-        _ => None,
-    })
+    let mut ends = ran.tool_ends(&ran.root).into_iter();
+    ends.find(|(t, ..)| t == tool).map(|(_, status, _)| status)
 }
 
 #[tokio::test]
@@ -62,13 +57,7 @@ async fn a_cancel_stops_a_run_whose_tool_is_blocked() {
         started.elapsed()
     );
     assert_eq!(tool_end_status(&ran, "Read"), Some(ToolStatus::Cancelled));
-    assert!(matches!(
-        ran.events(&ran.root).last(),
-        Some(TraceEvent::RunEnded {
-            terminal_reason: TerminalReason::Cancelled,
-            ..
-        })
-    ));
+    assert_eq!(ran.ended_as(&ran.root), Some(TerminalReason::Cancelled));
 }
 
 #[tokio::test]
@@ -99,32 +88,23 @@ async fn the_wall_time_deadline_stops_a_blocked_tool_and_the_agent_still_answers
 }
 
 fn task_errors(ran: &Ran) -> Vec<String> {
-    ran.events(&ran.root)
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd {
-                tool,
-                status: ToolStatus::Error,
-                output,
-                ..
-            } if tool == "Task" => Some(output.clone()),
-            _ => None,
-        })
+    let ends = ran.tool_ends(&ran.root).into_iter();
+    ends.filter(|(tool, status, _)| tool == "Task" && *status == ToolStatus::Error)
+        .map(|(_, _, output)| output)
         .collect()
 }
 
 #[tokio::test]
 async fn task_calls_past_twice_the_parallelism_in_one_turn_are_refused() {
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![
-                    task("One", "TASK-1"),
-                    task("Two", "TASK-2"),
-                    task("Three", "TASK-3"),
-                ]))
-                .turn(Turn::text("done")),
-        )
+        .rule(main_agent_calls(
+            vec![
+                task("One", "TASK-1"),
+                task("Two", "TASK-2"),
+                task("Three", "TASK-3"),
+            ],
+            "done",
+        ))
         .rule(any_explore_rule().turn(Turn::text(explore_result("ok", &["README.md:1"]))));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
@@ -177,10 +157,9 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
         task_errors(&ran)
     );
     // The first child could only spend what was left of the parent's 10,000 tokens.
-    let child_total = ran.find(&children[0], |e| match e {
-        TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_total_tokens),
-        _ => None,
-    });
+    let child_total = ran
+        .session_budgets(&children[0])
+        .map(|b| b.max_total_tokens);
     assert_eq!(child_total, Some(10_000 - 320));
     let errors = task_errors(&ran);
     assert_eq!(errors.len(), 1, "{errors:?}");
@@ -229,12 +208,7 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
     let budgets: Vec<u64> = ran
         .children()
         .iter()
-        .filter_map(|c| {
-            ran.find(c, |e| match e {
-                TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_total_tokens),
-                _ => None,
-            })
-        })
+        .filter_map(|c| ran.session_budgets(c).map(|b| b.max_total_tokens))
         .collect();
     let left = 50_000 - 1_100;
     assert!(
@@ -261,11 +235,10 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
 #[tokio::test]
 async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_being_killed() {
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![task("Slow reader", "TASK-SLOW")]))
-                .turn(Turn::text("done")),
-        )
+        .rule(main_agent_calls(
+            vec![task("Slow reader", "TASK-SLOW")],
+            "done",
+        ))
         // The child's final call (its budget ran out) answers at once; its ordinary call never does.
         .rule(budget_exhausted_rule().turn(Turn::text(explore_result(
             "what I read so far",
@@ -284,20 +257,13 @@ async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_be
     let child = &ran.children()[0];
     // 6 s for the parent, minus the child's 2 s final-call grace and 2 s to hand over.
     let wall = ran
-        .find(child, |e| match e {
-            TraceEvent::SessionStarted { budgets, .. } => Some(budgets.max_wall_time_ms),
-            _ => None,
-        })
+        .session_budgets(child)
+        .map(|b| b.max_wall_time_ms)
         .expect("child started");
     assert!((1_000..=2_000).contains(&wall), "child wall time {wall} ms");
-    let done = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted {
-            terminal_reason,
-            result,
-            ..
-        } => Some((*terminal_reason, result.status, result.summary.clone())),
-        _ => None,
-    });
+    let done = ran
+        .child_completed()
+        .map(|(reason, result)| (reason, result.status, result.summary));
     assert_eq!(
         done,
         Some((
@@ -314,14 +280,10 @@ async fn at_the_parents_deadline_a_child_hands_in_a_partial_result_instead_of_be
 async fn a_child_waiting_for_a_slot_can_be_cancelled_on_its_own() {
     let script =
         Script::new()
-            .rule(
-                main_agent_rule()
-                    .turn(Turn::tools(vec![
-                        task("Running", "TASK-RUN"),
-                        task("Queued", "TASK-QUEUED"),
-                    ]))
-                    .turn(Turn::text("done")),
-            )
+            .rule(main_agent_calls(
+                vec![task("Running", "TASK-RUN"), task("Queued", "TASK-QUEUED")],
+                "done",
+            ))
             .rule(explore_rule("TASK-RUN").turn(
                 Turn::text(explore_result("ran", &["README.md:1"])).first_byte_delay_ms(1_000),
             ))
@@ -397,15 +359,9 @@ async fn the_verification_gate_is_skipped_when_the_main_agents_time_is_nearly_up
         ran.outcome.final_text.as_deref(),
         Some("login takes one argument.")
     );
-    let skipped = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentFailed {
-            error,
-            terminal_reason,
-            ..
-        } => Some((error.clone(), *terminal_reason)),
-        _ => None,
-    });
-    let (error, reason) = skipped.expect("the skipped verification is recorded");
+    let (reason, error) = ran
+        .child_failed()
+        .expect("the skipped verification is recorded");
     assert_eq!(reason, TerminalReason::TimeBudget);
     assert!(
         error.contains("of this agent's wall time are left"),
@@ -427,11 +383,10 @@ fn leaky_glob() -> Arc<ScriptedTool> {
 
 #[tokio::test]
 async fn a_key_across_the_trace_cap_is_redacted_whole() {
-    let script = Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![call("Glob", json!({"pattern": "*"}))]))
-            .turn(Turn::text("done")),
-    );
+    let script = Script::new().rule(main_agent_calls(
+        vec![call("Glob", json!({"pattern": "*"}))],
+        "done",
+    ));
     let scenario = Scenario::start(script).await;
     let rt = runtime_with_tools(
         &scenario.settings(ProviderKind::Openai, false),
@@ -439,11 +394,10 @@ async fn a_key_across_the_trace_cap_is_redacted_whole() {
         vec![leaky_glob()],
     );
     let ran = scenario.run(&rt, "go").await;
-    let output = ran
-        .find(&ran.root, |e| match e {
-            TraceEvent::ToolCallEnd { output, .. } => Some(output.clone()),
-            _ => None,
-        })
+    let (_, _, output) = ran
+        .tool_ends(&ran.root)
+        .into_iter()
+        .next()
         .expect("tool ran");
     // Any piece of the key longer than a few characters would be a leak.
     let piece = &TEST_KEY[..8];
@@ -466,14 +420,13 @@ async fn a_key_across_the_trace_cap_is_redacted_whole() {
 
 #[tokio::test]
 async fn duplicate_tool_call_ids_in_one_turn_are_made_unique() {
-    let script = Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![
-                call("Read", json!({"path": "README.md"})).with_id("dup"),
-                call("Read", json!({"path": "src/config.rs"})).with_id("dup"),
-            ]))
-            .turn(Turn::text("done")),
-    );
+    let script = Script::new().rule(main_agent_calls(
+        vec![
+            call("Read", json!({"path": "README.md"})).with_id("dup"),
+            call("Read", json!({"path": "src/config.rs"})).with_id("dup"),
+        ],
+        "done",
+    ));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let ran = scenario.run(&rt, "go").await;
@@ -513,11 +466,10 @@ impl canopy_runtime::Approver for NeverAnswers {
 
 #[tokio::test]
 async fn a_cancelled_approval_wait_records_its_decision_before_the_calls_end() {
-    let script = Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![call("Bash", json!({"command": "ls"}))]))
-            .turn(Turn::text("done")),
-    );
+    let script = Script::new().rule(main_agent_calls(
+        vec![call("Bash", json!({"command": "ls"}))],
+        "done",
+    ));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let ran = scenario
@@ -554,12 +506,7 @@ async fn a_cancel_before_the_run_starts_is_recorded_in_that_run() {
     let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let session = rt
-        .start_session(canopy_runtime::SessionOptions {
-            project_root: scenario.project().to_path_buf(),
-            trace_dir: scenario.traces().to_path_buf(),
-            approver: None,
-            events: tx,
-        })
+        .start_session(scenario.session_options(tx))
         .expect("session");
     session.begin_run();
     assert!(rt.cancel(session.session_id(), "user"));
@@ -588,11 +535,7 @@ async fn a_cancel_before_the_run_starts_is_recorded_in_that_run() {
 #[tokio::test]
 async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![task("Cut", "TASK-CUT")]))
-                .turn(Turn::text("done")),
-        )
+        .rule(main_agent_calls(vec![task("Cut", "TASK-CUT")], "done"))
         .rule(
             explore_rule("TASK-CUT")
                 .turn(Turn::text("not json"))
@@ -615,23 +558,17 @@ async fn a_cut_corrective_answer_past_the_step_limit_gets_no_further_call() {
         })
         .collect();
     assert_eq!(steps, [1, 2], "max_steps 1: at most one call past it");
-    let failed = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentFailed {
-            terminal_reason, ..
-        } => Some(*terminal_reason),
-        _ => None,
-    });
+    let failed = ran.child_failed().map(|(reason, _)| reason);
     assert_eq!(failed, Some(TerminalReason::MaxSteps));
 }
 
 #[tokio::test]
 async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() {
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![task("Late fix", "TASK-LATE")]))
-                .turn(Turn::text("done")),
-        )
+        .rule(main_agent_calls(
+            vec![task("Late fix", "TASK-LATE")],
+            "done",
+        ))
         .rule(
             explore_rule("TASK-LATE")
                 .turn(Turn::text("not json").first_byte_delay_ms(2_000))
@@ -648,27 +585,16 @@ async fn a_corrective_turn_just_before_the_deadline_gets_the_final_call_grace() 
     });
     let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
-    let calls = ran
-        .events(child)
-        .iter()
-        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
-        .count();
+    let calls = ran.model_calls(child);
     assert_eq!(calls, 2, "the corrective call was not abandoned");
-    let done = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted { result, .. } => Some(result.summary.clone()),
-        _ => None,
-    });
+    let done = ran.child_completed().map(|(_, result)| result.summary);
     assert_eq!(done.as_deref(), Some("fixed"));
 }
 
 #[tokio::test]
 async fn a_child_the_provider_finds_too_long_still_hands_in_its_findings() {
     let script = Script::new()
-        .rule(
-            main_agent_rule()
-                .turn(Turn::tools(vec![task("Wide", "TASK-WIDE")]))
-                .turn(Turn::text("done")),
-        )
+        .rule(main_agent_calls(vec![task("Wide", "TASK-WIDE")], "done"))
         .rule(budget_exhausted_rule().turn(Turn::text(explore_result(
             "partial findings",
             &["README.md:1"],
@@ -680,14 +606,9 @@ async fn a_child_the_provider_finds_too_long_still_hands_in_its_findings() {
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
     let ran = scenario.run(&rt, "go").await;
-    let done = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted {
-            terminal_reason,
-            result,
-            ..
-        } => Some((*terminal_reason, result.status, result.summary.clone())),
-        _ => None,
-    });
+    let done = ran
+        .child_completed()
+        .map(|(reason, result)| (reason, result.status, result.summary));
     assert_eq!(
         done,
         Some((

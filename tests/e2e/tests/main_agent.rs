@@ -91,18 +91,7 @@ async fn edit_and_bash_through_approvals(provider: ProviderKind) {
     assert!(decided.contains(&("Bash".into(), Decision::Allow, DecisionSource::User)));
 
     // Every tool call succeeded, and Bash saw the edited file.
-    let ends: Vec<(String, ToolStatus, String)> = events
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd {
-                tool,
-                status,
-                output,
-                ..
-            } => Some((tool.clone(), *status, output.clone())),
-            _ => None,
-        })
-        .collect();
+    let ends = ran.tool_ends(&ran.root);
     assert_eq!(ends.len(), 4, "{ends:?}");
     assert!(
         ends.iter().all(|(_, s, _)| *s == ToolStatus::Ok),
@@ -207,19 +196,7 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
             .expect("read")
             .contains("u64")
     );
-    let ends: Vec<(String, ToolStatus, String)> = ran
-        .events(&ran.root)
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd {
-                tool,
-                status,
-                output,
-                ..
-            } => Some((tool.clone(), *status, output.clone())),
-            _ => None,
-        })
-        .collect();
+    let ends = ran.tool_ends(&ran.root);
     assert_eq!(ends[1].1, ToolStatus::Denied);
     assert!(ends[1].2.contains("denied"), "{:?}", ends[1]);
     assert_eq!(ends[2].1, ToolStatus::Error);
@@ -241,14 +218,10 @@ async fn denied_edit_reaches_the_model_and_the_file_is_untouched() {
 
 #[tokio::test]
 async fn headless_ask_without_approver_is_denied_not_silently_allowed() {
-    let script = Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![call(
-                "Bash",
-                json!({"command": "touch created-by-bash"}),
-            )]))
-            .turn(Turn::text("ok")),
-    );
+    let script = Script::new().rule(main_agent_calls(
+        vec![call("Bash", json!({"command": "touch created-by-bash"}))],
+        "ok",
+    ));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let ran = scenario.run(&rt, "run it").await;
@@ -292,12 +265,7 @@ async fn a_cancel_that_arrives_before_the_run_task_starts_is_not_lost() {
     let rt = scenario.runtime(ProviderKind::Openai, false, |_| {});
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let session = rt
-        .start_session(canopy_runtime::SessionOptions {
-            project_root: scenario.project().to_path_buf(),
-            trace_dir: scenario.traces().to_path_buf(),
-            approver: None,
-            events: tx,
-        })
+        .start_session(scenario.session_options(tx))
         .expect("session");
     // A host announces the run, then starts it on another task; the person clicks Stop in between.
     session.begin_run();

@@ -18,9 +18,7 @@ use canopy_test_support::{call, call_raw, Rule, Script, Turn};
 use serde_json::json;
 
 fn main_rule(calls: Vec<canopy_test_support::ScriptedCall>) -> Rule {
-    main_agent_rule()
-        .turn(Turn::tools(calls))
-        .turn(Turn::text("Both searches are done."))
+    main_agent_calls(calls, "Both searches are done.")
 }
 
 fn started_and_ended(ran: &Ran, session: &str) -> (u64, u64) {
@@ -316,15 +314,7 @@ async fn two_bad_answers_fail_the_child_with_the_real_reason() {
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
     let ran = scenario.run(&rt, "go").await;
-    let failed = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentFailed {
-            terminal_reason,
-            error,
-            ..
-        } => Some((*terminal_reason, error.clone())),
-        _ => None,
-    });
-    let (reason, error) = failed.expect("child failed");
+    let (reason, error) = ran.child_failed().expect("child failed");
     assert_eq!(reason, TerminalReason::InvalidResult);
     assert!(error.contains("start with `{`"), "{error}");
     // The parent still finished, having been told the child failed.
@@ -396,15 +386,7 @@ async fn a_child_out_of_steps_returns_a_partial_result() {
         Some((false, 6)),
         "one tool-less call after the limit"
     );
-    let done = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted {
-            result,
-            terminal_reason,
-            ..
-        } => Some((result.clone(), *terminal_reason)),
-        _ => None,
-    });
-    let (result, reason) = done.expect("completed with a result");
+    let (reason, result) = ran.child_completed().expect("completed with a result");
     assert_eq!(reason, TerminalReason::MaxSteps);
     assert_eq!(
         result.status,
@@ -440,14 +422,9 @@ async fn a_child_over_its_token_budget_stops_with_what_it_found() {
             .insert("explore".into(), explore_budgets(12, 18_000, 60_000));
     });
     let ran = scenario.run(&rt, "go").await;
-    let reason = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentCompleted {
-            terminal_reason,
-            result,
-            ..
-        } => Some((*terminal_reason, result.status)),
-        _ => None,
-    });
+    let reason = ran
+        .child_completed()
+        .map(|(reason, result)| (reason, result.status));
     assert_eq!(
         reason,
         Some((TerminalReason::TokenBudget, ResultStatus::Partial))
@@ -495,13 +472,7 @@ async fn cancelling_one_child_leaves_its_sibling_and_the_parent_running() {
     assert!(slow
         .iter()
         .any(|e| matches!(e, TraceEvent::CancelRequested { reason } if reason == "user")));
-    assert!(matches!(
-        slow.last(),
-        Some(TraceEvent::RunEnded {
-            terminal_reason: TerminalReason::Cancelled,
-            ..
-        })
-    ));
+    assert_eq!(ran.ended_as(&children[0]), Some(TerminalReason::Cancelled));
     // The parent's Task call for the cancelled child ended as cancelled, and the model was told.
     assert!(root_events.iter().any(|e| matches!(e, TraceEvent::ToolCallEnd { status: ToolStatus::Cancelled, tool, .. } if tool == "Task")));
     let last = scenario.last_request();
@@ -537,14 +508,9 @@ async fn cancelling_the_run_cascades_to_every_child() {
         .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
     for child in ran.children() {
-        assert!(
-            matches!(
-                ran.events(&child).last(),
-                Some(TraceEvent::RunEnded {
-                    terminal_reason: TerminalReason::Cancelled,
-                    ..
-                })
-            ),
+        assert_eq!(
+            ran.ended_as(&child),
+            Some(TerminalReason::Cancelled),
             "child {child}"
         );
     }
@@ -586,33 +552,26 @@ async fn without_a_light_slot_children_fall_back_to_main_and_say_so() {
 
 #[tokio::test]
 async fn unknown_profile_and_bad_arguments_are_tool_errors() {
-    let script = Script::new().rule(
-        main_agent_rule()
-            .turn(Turn::tools(vec![
-                call(
-                    "Task",
-                    json!({"description": "x", "prompt": "y", "subagent_type": "wizard"}),
-                ),
-                call("Task", json!({"description": "x"})),
-                call_raw("Task", "{\"description\": \"unterminated"),
-            ]))
-            .turn(Turn::text("ok")),
-    );
+    let script = Script::new().rule(main_agent_calls(
+        vec![
+            call(
+                "Task",
+                json!({"description": "x", "prompt": "y", "subagent_type": "wizard"}),
+            ),
+            call("Task", json!({"description": "x"})),
+            call_raw("Task", "{\"description\": \"unterminated"),
+        ],
+        "ok",
+    ));
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
     let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
     let outputs: Vec<String> = ran
-        .events(&ran.root)
-        .iter()
-        .filter_map(|e| match e {
-            TraceEvent::ToolCallEnd {
-                output,
-                status: ToolStatus::Error,
-                ..
-            } => Some(output.clone()),
-            _ => None,
-        })
+        .tool_ends(&ran.root)
+        .into_iter()
+        .filter(|(_, status, _)| *status == ToolStatus::Error)
+        .map(|(_, _, output)| output)
         .collect();
     assert_eq!(outputs.len(), 3, "{outputs:?}");
     assert!(
@@ -743,20 +702,11 @@ async fn a_corrective_turn_cannot_be_used_to_run_past_the_step_budget() {
     });
     let ran = scenario.run(&rt, "go").await;
     let child = &ran.children()[0];
-    let calls = ran
-        .events(child)
-        .iter()
-        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
-        .count();
+    let calls = ran.model_calls(child);
     assert_eq!(
         calls, 3,
         "two steps (the second the corrective one) and one final call"
     );
-    let failed = ran.find(&ran.root, |e| match e {
-        TraceEvent::SubagentFailed {
-            terminal_reason, ..
-        } => Some(*terminal_reason),
-        _ => None,
-    });
+    let failed = ran.child_failed().map(|(reason, _)| reason);
     assert_eq!(failed, Some(TerminalReason::MaxSteps));
 }

@@ -82,11 +82,7 @@ async fn a_passing_verification_lets_the_answer_stand() {
         Some("login takes one argument (src/auth.rs:3).")
     );
     assert_eq!(ran.children().len(), 1);
-    let main_calls = ran
-        .events(&ran.root)
-        .iter()
-        .filter(|e| matches!(e, TraceEvent::ModelCallBegin { .. }))
-        .count();
+    let main_calls = ran.model_calls(&ran.root);
     assert_eq!(main_calls, 1);
 }
 
