@@ -367,7 +367,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       needProject();
       // As the app checks before a run: a hosted main model needs a key.
       const local = /^https?:\/\/(127\.0\.0\.1|localhost)[:/]/.test(settings.main.base_url);
-      if (keys.main.state !== 'present' && !local) throw new ApiError('missing_key', 'no API key for the main model; add one in Settings');
+      if (keyStatus('main').state !== 'present' && !local) throw new ApiError('missing_key', 'no API key for the main model; add one in Settings');
       const sessionId = 'main-7f3a';
       const demo = demoRunInteractive(Date.now() + 150, sessionId);
       player = new Player(onEvents);

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { render } from 'svelte/server';
+import ModelPicker from './ModelPicker.svelte';
+
+// What a person sees after "List models" against an endpoint with hundreds of models.
+const many = Array.from({ length: 250 }, (_, i) => `vendor/model-${i + 1}`);
+
+function options(body: string): string[] {
+  return [...body.matchAll(/data-testid="main-model-option"[^>]*>([^<]*)</g)].map((m) => m[1] ?? '');
+}
+
+describe('ModelPicker', () => {
+  it('shows a capped list and says how many more there are', () => {
+    const { body } = render(ModelPicker, { props: { slot: 'main', models: many, value: 'vendor/model-2' } });
+    expect(options(body)).toHaveLength(30);
+    expect(body).toContain('220 more — type to filter');
+    expect(body).toContain('placeholder="Filter 250 models"');
+    // The picked model is marked, and is the list's one tab stop.
+    expect(body).toMatch(/aria-selected="true"[^>]*tabindex="0"[^>]*>vendor\/model-2</);
+  });
+
+  it('lists everything without a "more" line when few models come back', () => {
+    const { body } = render(ModelPicker, { props: { slot: 'light', models: ['a', 'b'], value: '' } });
+    expect(body).not.toContain('more — type to filter');
+    expect([...body.matchAll(/data-testid="light-model-option"/g)]).toHaveLength(2);
+  });
+});
