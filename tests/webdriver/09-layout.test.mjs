@@ -1,6 +1,7 @@
 // After a run with subagents: the session with the details pane open fits the window at 1280×800 and at
 // 900×700 (nothing pushed off screen); the file viewer opened from evidence takes keyboard focus, keeps
-// Tab inside, closes on Escape and gives focus back to the link; History's Delete asks before deleting.
+// Tab inside, closes on Escape and gives focus back to the link; History's Delete asks before deleting;
+// Settings' budget table (main, explore, verify) fits at 1280×800 with a field error shown.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, sleep, textOf, treeSnapshot, waitFor, writeSettings } from './harness.mjs';
@@ -144,4 +145,55 @@ test('History asks before deleting a session, and the question lapses', async ()
   await waitFor(browser, 'Delete to ask again', async () => (await del.getAttribute('data-armed')) === 'true');
   await del.click();
   await waitFor(browser, 'the session to be deleted after confirming', async () => (await rows()) === before - 1);
+});
+
+test('Settings at 1280×800 with a field error shown: all three budget columns fit, none is cut off', async () => {
+  const { browser } = app;
+  await resize(browser, 1280, 800);
+  await (await byTestId(browser, 'nav-settings')).click();
+  const steps = await byTestId(browser, 'budget-verify-max_steps');
+  await steps.setValue('-3');
+  await byTestId(browser, 'field-error', { extra: '[data-field="profiles.verify.max_steps"]' });
+  await sleep(300);
+  const m = await browser.execute(() => {
+    const wrap = document.querySelector('[data-testid="budget-table"]');
+    const w = wrap.getBoundingClientRect();
+    const ctx = document.createElement('canvas').getContext('2d');
+    const cells = Array.from(wrap.querySelectorAll('input, select')).map((el) => {
+      const r = el.getBoundingClientRect();
+      const cs = getComputedStyle(el);
+      ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      // A select shows its chosen option's text beside the arrow; an input its placeholder or value.
+      const shown = el.tagName === 'SELECT' ? el.options[el.selectedIndex].text : el.value || el.placeholder;
+      return { id: el.getAttribute('data-testid'), left: Math.round(r.left), right: Math.round(r.right), width: Math.round(el.clientWidth), text: shown, textWidth: Math.ceil(ctx.measureText(shown).width) };
+    });
+    return {
+      innerWidth: window.innerWidth,
+      pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+      wrap: { left: Math.round(w.left), right: Math.round(w.right), overflow: wrap.scrollWidth - wrap.clientWidth },
+      cells,
+      errorText: document.querySelector('[data-field="profiles.verify.max_steps"]')?.innerText ?? null,
+      typed: document.querySelector('[data-testid="budget-verify-max_steps"]').value,
+    };
+  });
+  await screenshot(browser, cfg, '09-layout-settings-1280x800-error');
+  assert.equal(m.typed, '-3');
+  assert.match(m.errorText ?? '', /positive whole number/, 'the field error is not shown while measuring');
+  assert.ok(m.pageOverflow <= 0, `the page scrolls sideways by ${m.pageOverflow} px`);
+  assert.ok(m.wrap.right <= m.innerWidth, `the budget table's card ends past the window: ${JSON.stringify(m.wrap)}`);
+  assert.equal(m.wrap.overflow <= 0, true, `at 1280 px the budget table needs a sideways scroll of ${m.wrap.overflow} px`);
+  assert.equal(m.cells.length, 3 * 5, `expected 5 fields for each of main, explore, verify: ${m.cells.map((c) => c.id)}`);
+  for (const c of m.cells) {
+    assert.ok(c.left >= m.wrap.left && c.right <= m.wrap.right, `${c.id} is cut off by its card: ${JSON.stringify(c)} in ${JSON.stringify(m.wrap)}`);
+    // Room for the text beside a select's arrow and padding (about 40 px in WebKitGTK) or an input's padding.
+    const room = c.id.endsWith('-model') ? c.width - 40 : c.width - 12;
+    assert.ok(c.textWidth <= room, `${c.id} is too narrow to show "${c.text}" (${c.textWidth} px in ${room})`);
+  }
+  // Leave the form as it was for whatever runs next in this window.
+  await steps.clearValue();
+  await browser.execute(() => {
+    const el = document.querySelector('[data-testid="budget-verify-max_steps"]');
+    el.value = '';
+    el.dispatchEvent(new Event('input', { bubbles: true }));
+  });
 });
