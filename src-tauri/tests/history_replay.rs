@@ -194,7 +194,7 @@ fn load_session_elides_big_outputs_and_load_tool_output_brings_them_back() {
     );
     assert_eq!(
         (code.as_str(), message.as_str()),
-        ("not_found", "unknown session `s-0000000000000000`")
+        ("session_gone", "unknown session `s-0000000000000000`")
     );
     for bad in ["../escape", "a/b", ""] {
         let (code, message) = t.err(

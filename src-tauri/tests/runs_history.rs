@@ -166,7 +166,7 @@ fn a_run_and_its_follow_up_stream_to_their_own_channels_and_land_in_history() {
     assert_eq!(t.ok("list_sessions", json!({})), json!([]));
     assert_eq!(
         t.err("load_session", json!({"sessionId": session_id})).0,
-        "not_found"
+        "session_gone"
     );
 }
 
