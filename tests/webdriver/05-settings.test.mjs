@@ -169,6 +169,9 @@ test('a key stays with its endpoint: another origin shows "not set" and never re
   // Back at the first server, its key is there again (before and after saving).
   await setBaseUrl(browser, `${cfg.mockUrl}/v1`);
   await waitFor(browser, 'the key to be back for the first server', async () => (await keyStatus(browser)).text === `stored in keychain for ${MOCK_HOST}`);
+  // The second server's answer and model list are not passed off as the first one's.
+  assert.equal(await (await browser.$('[data-testid="main-test-result"]')).isExisting(), false, 'the second server\'s test result is still shown');
+  assert.equal(await (await browser.$('[data-testid="main-model-picker"]')).isExisting(), false, 'the second server\'s models are still listed');
   await saveSettings(browser);
   assert.equal((await keyStatus(browser)).text, `stored in keychain for ${MOCK_HOST}`);
   await screenshot(browser, cfg, '05-settings-key-back');
