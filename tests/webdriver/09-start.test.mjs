@@ -50,7 +50,10 @@ async function toSettings(browser) {
 
 test('with no folder on the command line the Start view shows the first-run hint and the recent project', async () => {
   const { browser } = app;
-  assert.equal(keychainSecret('main'), null, 'the keychain held a main key before the test');
+  // Keys are stored per endpoint (account main@<origin>); the bare `main` is the old, never-read form.
+  for (const account of ['main', `main@${new URL(cfg.mockUrl).origin}`]) {
+    assert.equal(keychainSecret(account), null, `the keychain held a ${account} key before the test`);
+  }
   await byTestId(browser, 'start-view');
   const hint = await byTestId(browser, 'first-run');
   assert.match(await textOf(hint), /connect a model/i);
