@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use canopy_config::{MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
 use canopy_protocol::{
     Budgets, ModelSlot, ProviderKind, SecretString, SubagentResult, TerminalReason, ToolStatus,
     TraceEvent, TraceRecord,
@@ -74,15 +74,21 @@ pub fn settings_for(server: &MockServer, provider: ProviderKind, with_light: boo
     }
 }
 
-/// A key store holding the test key for both slots.
-pub fn key_store() -> Arc<dyn SecretStore> {
+/// A key store holding the test key for each configured slot, stored for that slot's endpoint (keys
+/// are bound to the origin of the base URL they were entered for).
+pub fn key_store(settings: &Settings) -> Arc<dyn SecretStore> {
     let store = MemoryStore::new();
-    store
-        .set(ModelSlot::Main, &SecretString::new(TEST_KEY))
-        .expect("set key");
-    store
-        .set(ModelSlot::Light, &SecretString::new(TEST_KEY))
-        .expect("set key");
+    let slots = [
+        (ModelSlot::Main, Some(&settings.main)),
+        (ModelSlot::Light, settings.light.as_ref()),
+    ];
+    for (slot, config) in slots {
+        let Some(config) = config else { continue };
+        let origin = KeyOrigin::of(&config.base_url).expect("a valid base URL");
+        store
+            .set(slot, &origin, &SecretString::new(TEST_KEY))
+            .expect("set key");
+    }
     Arc::new(store)
 }
 
@@ -474,7 +480,7 @@ pub fn runtime_with_tools(
     adjust: impl FnOnce(&mut RuntimeSettings),
     replacements: Vec<Arc<dyn canopy_tools::Tool>>,
 ) -> Arc<Runtime> {
-    let models = ConfiguredModels::new(settings.clone(), Default::default(), key_store());
+    let models = ConfiguredModels::new(settings.clone(), Default::default(), key_store(settings));
     let secrets = models.secrets();
     let mut rs = runtime_settings(settings);
     adjust(&mut rs);
