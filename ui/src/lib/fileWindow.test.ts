@@ -88,3 +88,91 @@ describe('file viewer window', () => {
     expect(app.file?.pieces).toEqual([1]);
   });
 });
+
+// The agent may edit a file while the person reads it in the viewer.
+describe('file viewer on a file that changed since it was opened', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('reloads at the same citation instead of splicing lines of two versions together', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const first = app.openFile('src/tables.rs', 7001, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await first;
+    const w0 = app.file?.window;
+    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
+    const id0 = app.file?.id;
+    expect(app.file?.note).toBeNull();
+
+    // From now on the file on disk has three new lines at the top.
+    const read = be.readProjectFile.bind(be);
+    const inserted = ['// added 1', '// added 2', '// added 3'];
+    const edited = [...inserted];
+    // The backend hands out at most 5000 lines per call.
+    while (edited.length - inserted.length < w0.total_lines) {
+      const piece = read('src/tables.rs', edited.length - inserted.length + 1, w0.total_lines);
+      await vi.advanceTimersByTimeAsync(100);
+      edited.push(...(await piece).lines);
+    }
+    const spy = vi.spyOn(be, 'readProjectFile').mockImplementation(async (path, startLine, endLine) => {
+      await new Promise((r) => setTimeout(r, 40));
+      const s = Math.max(1, startLine ?? 1);
+      const e = Math.min(edited.length, endLine ?? edited.length, s + 4999);
+      return { path, total_lines: edited.length, start_line: s, lines: edited.slice(s - 1, e), language: 'rust' };
+    });
+
+    const p = app.loadMoreFile('before');
+    await vi.advanceTimersByTimeAsync(200);
+    expect(await p).toBe(false);
+    // One read for the lines above, one for the fresh window around the same citation.
+    expect(spy).toHaveBeenCalledTimes(2);
+    expect(spy).toHaveBeenLastCalledWith('src/tables.rs', 6801, 9001);
+    const f = app.file;
+    const w = f?.window;
+    if (f == null || w == null) throw new Error(`no window after reload: ${f?.error}`);
+    expect(f.id).not.toBe(id0);
+    expect(f.note).toBe('The file changed; reloaded');
+    expect(f.line).toBe(7001);
+    expect(w.total_lines).toBe(w0.total_lines + 3);
+    expect(w.start_line).toBe(6801);
+    expect(f.pieces).toEqual([6801]);
+    // Every row shows the line of the new version that its number names.
+    w.lines.forEach((text, i) => expect(text).toBe(edited[w.start_line + i - 1]));
+    expect(w.lines[7004 - w.start_line]).toBe(w0.lines[7001 - w0.start_line]);
+
+    // Loading more from the reloaded window splices as usual: the count now agrees.
+    const q = app.loadMoreFile('before');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await q).toBe(true);
+    const w2 = app.file?.window;
+    if (w2 == null) throw new Error('window lost');
+    expect(w2.start_line).toBe(6801 - FILE_MORE_LINES);
+    w2.lines.forEach((text, i) => expect(text).toBe(edited[w2.start_line + i - 1]));
+  });
+
+  it('keeps splicing when the line count is unchanged', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const first = app.openFile('src/tables.rs', 7001, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await first;
+    const id0 = app.file?.id;
+    const p = app.loadMoreFile('before');
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await p).toBe(true);
+    expect(app.file?.id).toBe(id0);
+    expect(app.file?.note).toBeNull();
+    expect(app.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
+  });
+});

@@ -11,7 +11,7 @@ import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
 import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
-import { sameSettings, type FieldErrors, type ServerError } from './settingsErrors';
+import { sameSettings, serverError, withoutEmptyOverrides, type FieldErrors, type ServerError } from './settingsErrors';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
 
@@ -29,6 +29,8 @@ export interface FileView {
   loading: 'before' | 'after' | null;
   /** Why the last attempt to load more lines failed. */
   moreError: string | null;
+  /** Said in the footer when the viewer reloaded itself, e.g. because the file changed on disk. */
+  note: string | null;
 }
 
 export interface Notice {
@@ -135,6 +137,27 @@ export class AppStore {
   /** The Settings draft differs from what is saved. */
   get settingsDirty(): boolean {
     return this.settingsDraft !== null && this.settings !== null && !sameSettings(this.settingsDraft, this.settings);
+  }
+
+  /**
+   * Saves the Settings draft. Resolves true when the backend stored it; false when there is no draft or
+   * the backend refused it (then `settingsServerErrors` says why). The form stays editable meanwhile, so
+   * the draft becomes what was stored only if it still equals what was sent: edits typed while the save
+   * was in flight stay in the draft, still unsaved, instead of being overwritten.
+   */
+  async saveSettingsDraft(): Promise<boolean> {
+    if (this.settingsDraft === null) return false;
+    const sent = withoutEmptyOverrides($state.snapshot(this.settingsDraft) as Settings);
+    try {
+      const s = await this.backend.saveSettings(sent);
+      this.settings = s;
+      if (this.settingsDraft === null || sameSettings($state.snapshot(this.settingsDraft) as Settings, sent)) this.settingsDraft = structuredClone(s);
+      this.settingsServerErrors = [];
+      return true;
+    } catch (e) {
+      this.settingsServerErrors = [serverError(toApiError(e), sent)];
+      return false;
+    }
   }
 
   /** Drops unsaved Settings edits: the form starts again from what is saved. */
@@ -462,11 +485,11 @@ export class AppStore {
   }
 
   /** Opens the viewer on a window of lines around the citation (the backend gives at most 5000 at once). */
-  async openFile(path: string, line: number, endLine: number | null): Promise<void> {
+  async openFile(path: string, line: number, endLine: number | null, note: string | null = null): Promise<void> {
     const end = Math.max(endLine ?? line, line);
     this.fileSeq += 1;
     const seq = this.fileSeq;
-    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null };
+    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null, note };
     this.file = view;
     const start = Math.max(1, line - FILE_CONTEXT_BEFORE);
     try {
@@ -486,8 +509,8 @@ export class AppStore {
 
   /**
    * Loads up to FILE_MORE_LINES lines just above (`before`) or below (`after`) what the viewer holds.
-   * Resolves true when lines were added; false at the file's edge, while another load runs, or on failure
-   * (then `moreError` says why).
+   * Resolves true when lines were added; false at the file's edge, while another load runs, on failure
+   * (then `moreError` says why), or when the file changed on disk and the viewer was reloaded instead.
    */
   async loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {
     const view = this.file;
@@ -504,11 +527,17 @@ export class AppStore {
       const more = await this.backend.readProjectFile(view.path, start, end);
       const cur = this.file;
       if (this.fileSeq !== seq || cur?.window == null) return false;
+      if (more.total_lines !== cur.window.total_lines) {
+        // The file changed on disk since the lines held were read (the agent may be editing it): new lines
+        // spliced onto old ones by number would show rows twice or not at all under wrong numbers, so read
+        // it afresh around the same citation. An edit that keeps the line count is not caught here: the
+        // backend gives no version to compare, and re-reading every held line on each step would cost more.
+        await this.openFile(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
+        return false;
+      }
       const before = edge === 'before';
       const window: FileWindow = {
         ...cur.window,
-        // The file may have grown or shrunk on disk since it was opened: the newest count is the truthful one.
-        total_lines: more.total_lines,
         start_line: before ? more.start_line : cur.window.start_line,
         lines: before ? [...more.lines, ...cur.window.lines] : [...cur.window.lines, ...more.lines],
       };
