@@ -292,3 +292,74 @@ describe('file viewer window', () => {
     expect(app.file?.window?.lines[29]).toBe('    pub fn remove(&mut self, id: usize) -> Option<Connection> {');
   });
 });
+
+describe('saving settings', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  async function withDraft() {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    app.settings = await be.getSettings();
+    app.settingsDraft = structuredClone(app.settings);
+    return { app, be };
+  }
+
+  it('keeps what was typed while the save was in flight, still unsaved', async () => {
+    const { app, be } = await withDraft();
+    const draft = app.settingsDraft;
+    if (draft === null) throw new Error('no draft');
+    draft.parallelism = 6;
+    const p = app.saveSettingsDraft();
+    // Typed after Save was pressed, before the backend answered.
+    draft.main.model = 'claude-opus-4-1';
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await p).toBe(true);
+    expect(app.settings?.parallelism).toBe(6);
+    expect(app.settings?.main.model).toBe('claude-sonnet-4-5');
+    expect(app.settingsDraft?.main.model).toBe('claude-opus-4-1');
+    expect(app.settingsDraft?.parallelism).toBe(6);
+    expect(app.settingsDirty).toBe(true);
+
+    // Saving again stores the late edit too, and then nothing is left unsaved.
+    const q = app.saveSettingsDraft();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await q).toBe(true);
+    expect((await be.getSettings()).main.model).toBe('claude-opus-4-1');
+    expect(app.settingsDirty).toBe(false);
+  });
+
+  it('takes what was stored as the draft when nothing changed meanwhile, empty overrides included', async () => {
+    const { app } = await withDraft();
+    const draft = app.settingsDraft;
+    if (draft === null) throw new Error('no draft');
+    draft.parallelism = 2;
+    // A profile row that was touched and emptied again is sent as no entry at all.
+    draft.profiles.explore = { model: null, max_steps: null, max_context_tokens: null, max_total_tokens: null, max_wall_time_ms: null };
+    const p = app.saveSettingsDraft();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await p).toBe(true);
+    expect(app.settingsDraft).toEqual(app.settings);
+    expect(app.settingsDraft?.profiles).toEqual({});
+    expect(app.settingsDirty).toBe(false);
+  });
+
+  it('keeps the draft and says why when the backend refuses it', async () => {
+    const { app } = await withDraft();
+    const draft = app.settingsDraft;
+    if (draft === null) throw new Error('no draft');
+    draft.main.base_url = 'ftp://example.com';
+    const p = app.saveSettingsDraft();
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await p).toBe(false);
+    expect(app.settings?.main.base_url).toBe('https://api.anthropic.com');
+    expect(app.settingsDraft?.main.base_url).toBe('ftp://example.com');
+    expect(app.settingsDirty).toBe(true);
+    expect(app.settingsServerErrors).toHaveLength(1);
+    expect(JSON.stringify(app.settingsServerErrors[0])).toContain('must be an http:// or https:// URL');
+  });
+});
