@@ -32,10 +32,13 @@ impl From<ProviderError> for Failure {
 const MAX_MESSAGE: usize = 600;
 
 /// The HTTP client for one config. No overall timeout: streams may run for minutes; the idle timeout
-/// guards each read instead.
+/// guards each read instead. Redirects are not followed: reqwest keeps headers such as `x-api-key`
+/// across a redirect to another host, and a key must only ever reach the origin it was stored for.
+/// A 3xx is answered as the error it is.
 pub(crate) fn http_client(config: &ProviderConfig) -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .connect_timeout(config.connect_timeout)
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| ProviderError::Network(format!("cannot build HTTP client: {e}")))
 }
@@ -89,6 +92,19 @@ pub(crate) async fn send(
         return Ok(response);
     }
     let status = response.status().as_u16();
+    if response.status().is_redirection() {
+        let to = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .map(|l| format!(" to {}", scrub(l, config.api_key.as_ref())))
+            .unwrap_or_default();
+        let message = format!(
+            "the endpoint redirects{to}; Canopy does not follow redirects, so an API key only reaches \
+             the origin it was stored for: set the base URL to the final address"
+        );
+        return Err(ProviderError::BadRequest { status, message }.into());
+    }
     let retry_after = server_wait(response.headers(), std::time::SystemTime::now());
     let body = tokio::select! {
         biased;

@@ -637,6 +637,73 @@ async fn unreachable_endpoint_is_a_network_error() {
     assert_eq!(deltas.retries().len(), 1);
 }
 
+/// A server that answers every request with `307` to `location`, and counts what it answered.
+async fn redirecting_server(location: String) -> (String, Arc<Mutex<usize>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = Arc::new(Mutex::new(0));
+    let counted = hits.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 65536];
+            let _ = sock.read(&mut buf).await;
+            *counted.lock().unwrap() += 1;
+            let reply = format!(
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+        }
+    });
+    (format!("http://{addr}"), hits)
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_so_the_key_stays_home() {
+    for kind in KINDS {
+        // The "other origin" is the scripted server on another port, which records request headers.
+        let elsewhere = serve(vec![Turn::text("should never be asked")]).await;
+        let target = match kind {
+            ProviderKind::Openai => format!("{}/chat/completions", elsewhere.openai_base_url()),
+            ProviderKind::Anthropic => format!("{}/v1/messages", elsewhere.anthropic_base_url()),
+        };
+        let (home, hits) = redirecting_server(target.clone()).await;
+        let mut c = ProviderConfig::new(kind, format!("{home}/v1"), "mock-main");
+        c.api_key = Some(SecretString::new("sk-home-origin-only-0123456789"));
+        c.max_retries = 2;
+        c.max_backoff = Duration::from_millis(50);
+        let (result, _) = run(c.clone(), &request("hi")).await;
+        match &result {
+            Err(ProviderError::BadRequest {
+                status: 307,
+                message,
+            }) => {
+                assert!(message.contains("does not follow redirects"), "{message}");
+                assert!(
+                    message.contains(&target),
+                    "names where it redirects: {message}"
+                );
+            }
+            other => panic!("{kind:?}: {other:?}"),
+        }
+        assert_eq!(
+            *hits.lock().unwrap(),
+            1,
+            "{kind:?}: a redirect is not retried"
+        );
+        let listed = client_for(c).unwrap().list_models().await;
+        assert!(
+            matches!(listed, Err(ProviderError::BadRequest { status: 307, .. })),
+            "{listed:?}"
+        );
+        assert_eq!(
+            elsewhere.requests().len(),
+            0,
+            "{kind:?}: the other origin was asked (and would have seen the key)"
+        );
+    }
+}
+
 #[test]
 fn bad_config_is_rejected_clearly() {
     let err = client_for(ProviderConfig::new(
