@@ -13,6 +13,13 @@ describe('highlighting', () => {
   it('escapes unknown languages instead of highlighting', () => {
     expect(highlightLines(['<script>'], null)).toEqual(['&lt;script&gt;']);
   });
+  it('takes no language from names that are members of every object (a model can write any fence)', () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'valueOf', 'hasOwnProperty']) {
+      expect(languageFor(`.${name}`, name)).toBeNull();
+      expect(languageFor(`file.${name}`, null)).toBeNull();
+    }
+  });
+
   it('picks the language from the extension', () => {
     expect(languageFor('src/main.rs', null)).toBe('rust');
     expect(languageFor('a/b.unknown', null)).toBeNull();

@@ -54,11 +54,12 @@ const BY_EXT: Record<string, string> = {
 /** The highlight.js language for a file, from the backend's hint or the extension. */
 export function languageFor(path: string, hint: string | null): string | null {
   if (hint !== null) {
-    const name = ALIASES[hint] ?? hint;
+    // Own keys only: a hint such as `constructor` (a model's code fence) must not find Object's members.
+    const name = Object.hasOwn(ALIASES, hint) ? ALIASES[hint] : hint;
     if (hljs.getLanguage(name) !== undefined) return name;
   }
   const ext = path.split('.').pop()?.toLowerCase() ?? '';
-  return BY_EXT[ext] ?? null;
+  return Object.hasOwn(BY_EXT, ext) ? BY_EXT[ext] : null;
 }
 
 function escapeHtml(s: string): string {

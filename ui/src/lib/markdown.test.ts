@@ -25,6 +25,13 @@ describe('Markdown rendering', () => {
     expect(html).not.toContain('hljs-');
   });
 
+  it('renders a code fence named like an object member as plain code instead of throwing', () => {
+    for (const name of ['constructor', '__proto__', 'toString']) {
+      const html = new MarkdownRenderer().render('```' + name + '\nlet x = 1;\n```\n');
+      expect(html).toContain('<code class="hljs">let x = 1;</code>');
+    }
+  });
+
   it('never turns raw HTML from the model into elements', () => {
     const evil = [
       '<script>alert(1)</script>',

@@ -11,6 +11,9 @@ describe('isLoopbackUrl', () => {
     expect(isLoopbackUrl('https://api.openai.com/v1')).toBe(false);
     expect(isLoopbackUrl('http://localhost.example.com/v1')).toBe(false);
     expect(isLoopbackUrl('http://127.0.0.1.nip.io/v1')).toBe(false);
+    // The host is what follows the `@`: this URL talks to api.example.com, so it needs a key.
+    expect(isLoopbackUrl('http://127.0.0.1:1@api.example.com/v1')).toBe(false);
+    expect(isLoopbackUrl('not a url')).toBe(false);
   });
 });
 

@@ -7,7 +7,14 @@ import type { KeyStatus, Settings } from './types';
 
 /** A model server on this machine (Ollama, LM Studio…) needs no key. */
 export function isLoopbackUrl(url: string): boolean {
-  return /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(?=[:/]|$)/i.test(url.trim());
+  let u: URL;
+  try {
+    u = new URL(url.trim());
+  } catch {
+    return false;
+  }
+  // The parsed host, not a prefix: in `http://127.0.0.1:1@api.example.com` the host is api.example.com.
+  return (u.protocol === 'http:' || u.protocol === 'https:') && ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 }
 
 /** True when the main slot cannot be used: a hosted endpoint with no key anywhere. */
