@@ -8,7 +8,10 @@
 //! it was stored for; pointing a slot at another endpoint leaves it without a key until one is
 //! entered for that endpoint. Entries of older versions (account `main` / `light`, no origin) are
 //! never read. Keys from `CANOPY_*_API_KEY` environment variables are the person's explicit choice
-//! for whatever endpoint the slot uses and are not bound to an origin.
+//! for the endpoint the slot uses in the settings in force (saved plus environment overrides); an
+//! endpoint only typed on the settings screen gets one only when it has that same origin (see
+//! [`env_key_applies`]). Every key in reach — other origins' and unused slots' included — is
+//! redacted from what runs record ([`keys_to_redact`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -391,6 +394,69 @@ pub fn require_api_key_for(
     }
 }
 
+/// Whether `slot`'s environment key (`CANOPY_*_API_KEY`) may be used for `origin` when the settings
+/// screen names an endpoint that may not be saved: only when `origin` is the one the slot runs on in
+/// the settings in force (`effective`: saved plus environment overrides, light without its own
+/// endpoint on main's). The variable is the person's choice for *that* endpoint; an endpoint typed
+/// on screen (a typo, an untrusted server) must not receive it before it is saved.
+pub fn env_key_applies(slot: ModelSlot, origin: &KeyOrigin, effective: &Settings) -> bool {
+    KeyOrigin::of(&effective.resolve_slot(slot).1.base_url).is_ok_and(|o| &o == origin)
+}
+
+/// The origins keys may be stored for that the app knows of: every preset's endpoint plus each
+/// slot's endpoint in `settings` (pass the saved and the effective settings), sorted, without
+/// duplicates. Endpoints that are not valid URLs (the custom preset's empty one) are skipped.
+pub fn known_key_origins<'a>(settings: impl IntoIterator<Item = &'a Settings>) -> Vec<KeyOrigin> {
+    let mut urls: Vec<String> = crate::settings::presets()
+        .into_iter()
+        .map(|p| p.base_url)
+        .collect();
+    for s in settings {
+        urls.push(s.main.base_url.clone());
+        urls.extend(s.light.as_ref().map(|l| l.base_url.clone()));
+    }
+    let mut origins: Vec<KeyOrigin> = urls
+        .iter()
+        .filter_map(|url| KeyOrigin::of(url).ok())
+        .collect();
+    origins.sort();
+    origins.dedup();
+    origins
+}
+
+/// Every key that could be in reach of a run, for redaction from traces and from what the model
+/// sees: both slots' environment keys and both slots' keychain keys for each of `origins` (see
+/// [`known_key_origins`]) — not only the keys the slots use now, since a key stored for an endpoint
+/// a slot no longer points at is still in the keychain and may still be printed by a tool. Keychain
+/// failures are skipped: a key that cannot be read cannot be redacted, and the run does not need it.
+pub fn keys_to_redact(
+    origins: &[KeyOrigin],
+    env: &impl Fn(&str) -> Option<String>,
+    store: &dyn SecretStore,
+) -> Vec<SecretString> {
+    let mut keys: Vec<SecretString> = Vec::new();
+    for slot in [ModelSlot::Main, ModelSlot::Light] {
+        if let Some(value) = env(api_key_env_var(slot)) {
+            let value = value.trim();
+            if !value.is_empty() {
+                keys.push(SecretString::new(value));
+            }
+        }
+        for origin in origins {
+            if let Ok(Some(key)) = store.get(slot, origin) {
+                keys.push(key);
+            }
+        }
+    }
+    let mut unique: Vec<SecretString> = Vec::with_capacity(keys.len());
+    for key in keys {
+        if !unique.iter().any(|k| k.expose() == key.expose()) {
+            unique.push(key);
+        }
+    }
+    unique
+}
+
 /// Whether a slot has a key, for the settings screen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]
@@ -745,6 +811,94 @@ mod tests {
         assert_eq!(json["state"], "unavailable");
         assert_eq!(json["source"], serde_json::Value::Null);
         assert_eq!(json["origin"], "api.openai.com");
+    }
+
+    #[test]
+    fn the_environment_key_applies_only_to_the_slots_origin_in_force() {
+        let mut effective = settings_at("https://api.anthropic.com/v1");
+        assert!(env_key_applies(
+            ModelSlot::Main,
+            &origin("https://api.anthropic.com/other"),
+            &effective
+        ));
+        for url in ["https://typo.example/v1", "http://api.anthropic.com/v1"] {
+            assert!(
+                !env_key_applies(ModelSlot::Main, &origin(url), &effective),
+                "{url}"
+            );
+        }
+        // Light without its own endpoint runs on main's; with one, on its own.
+        let anthropic = origin("https://api.anthropic.com");
+        assert!(env_key_applies(ModelSlot::Light, &anthropic, &effective));
+        let mut light = ModelSlotConfig::default();
+        light.base_url = "http://127.0.0.1:11434/v1".into();
+        effective.light = Some(light);
+        assert!(!env_key_applies(ModelSlot::Light, &anthropic, &effective));
+        assert!(env_key_applies(
+            ModelSlot::Light,
+            &origin("http://127.0.0.1:11434"),
+            &effective
+        ));
+    }
+
+    #[test]
+    fn every_stored_and_environment_key_in_reach_is_listed_for_redaction() {
+        let mut saved = settings_at("https://models.internal.example/v1");
+        let mut light = ModelSlotConfig::default();
+        light.base_url = "http://127.0.0.1:4000/v1".into();
+        saved.light = Some(light);
+        let origins = known_key_origins([&saved]);
+        for url in [
+            "https://api.openai.com",
+            "https://api.anthropic.com",
+            "https://openrouter.ai",
+            "https://models.internal.example",
+            "http://127.0.0.1:4000",
+        ] {
+            assert!(origins.contains(&origin(url)), "{url} missing");
+        }
+        let mut sorted = origins.clone();
+        sorted.dedup();
+        assert_eq!(sorted, origins, "duplicates");
+
+        let store = MemoryStore::new();
+        store
+            .set(
+                ModelSlot::Main,
+                &openai(),
+                &SecretString::new("main-openai"),
+            )
+            .unwrap();
+        store
+            .set(
+                ModelSlot::Light,
+                &origin("https://openrouter.ai/api/v1"),
+                &SecretString::new("light-router"),
+            )
+            .unwrap();
+        store
+            .set(
+                ModelSlot::Light,
+                &origin("http://127.0.0.1:4000"),
+                &SecretString::new("main-openai"),
+            )
+            .unwrap();
+        store
+            .set(
+                ModelSlot::Main,
+                &origin("https://unknown.example"),
+                &SecretString::new("unknown"),
+            )
+            .unwrap();
+        let env = |k: &str| (k == "CANOPY_MAIN_API_KEY").then(|| " env-main ".to_string());
+        let mut keys: Vec<String> = keys_to_redact(&origins, &env, &store)
+            .iter()
+            .map(|k| k.expose().to_string())
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["env-main", "light-router", "main-openai"]);
+        let broken = MemoryStore::unavailable("locked");
+        assert_eq!(keys_to_redact(&origins, &no_env, &broken), Vec::new());
     }
 
     #[test]

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use canopy_config::{require_api_key, resolve_api_key, KeyOrigin, SecretStore, Settings};
+use canopy_config::keys::{keys_to_redact, known_key_origins};
+use canopy_config::{require_api_key, SecretStore, Settings};
 use canopy_protocol::{ModelInfo, ModelSlot, SecretString};
 use canopy_providers::{client_for, ProviderConfig};
 
@@ -27,6 +28,7 @@ pub struct ConfiguredModels {
     settings: Settings,
     env: EnvSnapshot,
     store: Arc<dyn SecretStore>,
+    other_settings: Vec<Settings>,
 }
 
 impl ConfiguredModels {
@@ -36,23 +38,29 @@ impl ConfiguredModels {
             settings,
             env,
             store,
+            other_settings: Vec::new(),
         }
     }
 
-    /// Every key the slots can use (each slot's key for the endpoint it points at), for redaction.
-    /// Keychain failures are ignored here: a key that cannot be read cannot leak either.
+    /// Also redacts the keys stored for the endpoints of `saved` (the settings file before
+    /// environment overrides), which may differ from the endpoints runs use when a
+    /// `CANOPY_*_BASE_URL` variable is set.
+    pub fn with_saved_settings(mut self, saved: Settings) -> Self {
+        self.other_settings.push(saved);
+        self
+    }
+
+    /// Every key a tool could come across, for redaction: both slots' environment keys and both
+    /// slots' keychain keys for every endpoint the app knows of (the presets' and the settings'),
+    /// not only the ones the slots use now — a key stored for an endpoint a slot has moved away
+    /// from, or a light key while light is unconfigured, is still in the keychain and may be
+    /// printed by a tool. Keychain failures are ignored here: a key that cannot be read cannot
+    /// leak either.
     pub fn secrets(&self) -> Vec<SecretString> {
         let env = |k: &str| self.env.get(k).cloned();
-        [ModelSlot::Main, ModelSlot::Light]
-            .into_iter()
-            .filter_map(|slot| {
-                let (used, config, _) = self.settings.resolve_slot(slot);
-                let origin = KeyOrigin::of(&config.base_url).ok()?;
-                resolve_api_key(used, &origin, &env, self.store.as_ref())
-                    .ok()
-                    .and_then(|r| r.key)
-            })
-            .collect()
+        let origins =
+            known_key_origins(std::iter::once(&self.settings).chain(self.other_settings.iter()));
+        keys_to_redact(&origins, &env, self.store.as_ref())
     }
 }
 
@@ -115,4 +123,121 @@ pub fn runtime_settings(settings: &Settings) -> RuntimeSettings {
         }
     }
     rs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redact::Redactor;
+    use canopy_config::{KeyOrigin, MemoryStore};
+
+    fn origin(url: &str) -> KeyOrigin {
+        KeyOrigin::of(url).unwrap()
+    }
+
+    fn store_key(store: &MemoryStore, slot: ModelSlot, url: &str, key: &str) {
+        store
+            .set(slot, &origin(url), &SecretString::new(key))
+            .unwrap();
+    }
+
+    // Keys that do not look like any known key shape, so only the list of secrets can catch them.
+    const OLD_OPENAI: &str = "oldopenai0123456789abcdef";
+    const NOW_ANTHROPIC: &str = "nowanthropic0123456789abcdef";
+    const LIGHT_UNUSED: &str = "lightrouter0123456789abcdef";
+    const SAVED_ONLY: &str = "savedinternal0123456789abcdef";
+    const FROM_ENV: &str = "fromenvlight0123456789abcdef";
+    const UNKNOWN_ORIGIN: &str = "nobodyknows0123456789abcdef";
+
+    #[test]
+    fn keys_for_endpoints_the_slots_no_longer_use_are_still_redacted() {
+        let store = Arc::new(MemoryStore::new());
+        // Main used OpenAI, then moved to Anthropic; light is unconfigured but has a key stored
+        // for OpenRouter; the saved settings point main at an internal server that an
+        // environment override replaces for runs.
+        store_key(
+            &store,
+            ModelSlot::Main,
+            "https://api.openai.com/v1",
+            OLD_OPENAI,
+        );
+        store_key(
+            &store,
+            ModelSlot::Main,
+            "https://api.anthropic.com",
+            NOW_ANTHROPIC,
+        );
+        store_key(
+            &store,
+            ModelSlot::Light,
+            "https://openrouter.ai/api/v1",
+            LIGHT_UNUSED,
+        );
+        store_key(
+            &store,
+            ModelSlot::Main,
+            "https://models.internal.example/v1",
+            SAVED_ONLY,
+        );
+        store_key(
+            &store,
+            ModelSlot::Main,
+            "https://never-configured.example/v1",
+            UNKNOWN_ORIGIN,
+        );
+        let mut effective = Settings::default();
+        effective.main.provider = canopy_protocol::ProviderKind::Anthropic;
+        effective.main.base_url = "https://api.anthropic.com".into();
+        let mut saved = Settings::default();
+        saved.main.base_url = "https://models.internal.example/v1".into();
+        let env = EnvSnapshot::from([("CANOPY_LIGHT_API_KEY".to_string(), FROM_ENV.to_string())]);
+
+        let models =
+            ConfiguredModels::new(effective, env, store.clone()).with_saved_settings(saved);
+        // What a tool might print: a project .env, or `secret-tool search service canopy`.
+        let output = format!(
+            "OPENAI_API_KEY={OLD_OPENAI}\nANTHROPIC_API_KEY={NOW_ANTHROPIC}\n\
+             OPENROUTER_KEY={LIGHT_UNUSED}\nINTERNAL={SAVED_ONLY}\nLIGHT={FROM_ENV}\n"
+        );
+        let redacted = Redactor::new(models.secrets())
+            .redact(&output)
+            .expect("something to redact");
+        for key in [
+            OLD_OPENAI,
+            NOW_ANTHROPIC,
+            LIGHT_UNUSED,
+            SAVED_ONLY,
+            FROM_ENV,
+        ] {
+            assert!(!redacted.contains(&key[..12]), "{key} leaked: {redacted}");
+        }
+        assert_eq!(redacted.matches("[REDACTED]").count(), 5, "{redacted}");
+
+        // Each key is listed once, and the run still uses only the key of its own endpoint.
+        let secrets = models.secrets();
+        let exposed: Vec<&str> = secrets.iter().map(SecretString::expose).collect();
+        assert_eq!(exposed.len(), 5, "{exposed:?}");
+        assert!(!exposed.contains(&UNKNOWN_ORIGIN));
+        let key = require_api_key(
+            &models.settings,
+            ModelSlot::Main,
+            &|k: &str| models.env.get(k).cloned(),
+            store.as_ref(),
+        )
+        .unwrap();
+        assert_eq!(key.unwrap().expose(), NOW_ANTHROPIC);
+    }
+
+    #[test]
+    fn an_unreadable_keychain_still_yields_the_environment_keys() {
+        let env = EnvSnapshot::from([("CANOPY_MAIN_API_KEY".to_string(), FROM_ENV.to_string())]);
+        let models = ConfiguredModels::new(
+            Settings::default(),
+            env,
+            Arc::new(MemoryStore::unavailable("locked")),
+        );
+        let secrets = models.secrets();
+        let exposed: Vec<&str> = secrets.iter().map(SecretString::expose).collect();
+        assert_eq!(exposed, vec![FROM_ENV]);
+    }
 }
