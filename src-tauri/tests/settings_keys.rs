@@ -131,12 +131,18 @@ fn an_environment_key_is_reported_as_such() {
     let status = t.ok("api_key_status", json!({"slot": "light"}));
     assert_eq!(status["state"], json!("present"));
     assert_eq!(status["source"], json!("env"));
-    // The environment variable applies to whatever endpoint the slot is pointed at.
+    // Light is unconfigured, so it runs on main's endpoint (OpenAI): named on screen, that one
+    // has the environment key, another endpoint typed on screen does not.
+    let status = t.ok(
+        "api_key_status",
+        json!({"slot": "light", "baseUrl": "https://api.openai.com/v1"}),
+    );
+    assert_eq!(status["source"], json!("env"));
     let status = t.ok(
         "api_key_status",
         json!({"slot": "light", "baseUrl": "https://api.anthropic.com"}),
     );
-    assert_eq!(status["source"], json!("env"));
+    assert_eq!(status["state"], json!("absent"), "{status}");
     assert_eq!(status["origin"], json!("api.anthropic.com"));
 }
 
@@ -426,4 +432,124 @@ fn an_unsaved_configuration_is_validated_like_save() {
     );
     assert_eq!(code, "missing_key");
     assert!(message.contains("CANOPY_MAIN_API_KEY"), "{message}");
+}
+
+#[test]
+fn an_environment_key_only_goes_to_the_endpoint_the_slot_runs_on() {
+    const ENV_KEY: &str = "sk-env-main-abcdefghijklmnop";
+    const B_KEY: &str = "sk-stored-for-b-0987654321";
+    let server_a = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .require_api_key(ENV_KEY)
+            .models(["model-at-a"])
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let server_b = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .models(["model-at-b"])
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let (url_a, url_b) = (server_a.openai_base_url(), server_b.openai_base_url());
+    // The settings in force point main at A (through the environment) with the environment key.
+    let mut env = model_env(&server_a, "model-at-a");
+    env.insert("CANOPY_MAIN_API_KEY".into(), ENV_KEY.into());
+    let t = TestApp::with(Options {
+        env,
+        ..Options::default()
+    });
+
+    // A on screen is the slot's endpoint in force: the environment key goes there.
+    let at_a = t.ok(
+        "test_connection",
+        json!({"slot": "main", "config": on_screen("openai", &url_a, "model-at-a")}),
+    );
+    assert_eq!(at_a["ok"], json!(true), "{at_a}");
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_a}));
+    assert_eq!(status["source"], json!("env"), "{status}");
+
+    // B typed on screen, not saved: no environment key, in the status or on the wire.
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_b}));
+    assert_eq!(status["state"], json!("absent"), "{status}");
+    for (provider, url) in [
+        ("openai", url_b.clone()),
+        ("anthropic", server_b.anthropic_base_url()),
+    ] {
+        let at_b = t.ok(
+            "test_connection",
+            json!({"slot": "main", "config": on_screen(provider, &url, "model-at-b")}),
+        );
+        assert_eq!(at_b["ok"], json!(true), "{provider}: {at_b}");
+    }
+    let requests = server_b.requests();
+    assert_eq!(requests.len(), 2, "server B was not asked twice");
+    for request in &requests {
+        for (name, value) in &request.headers {
+            assert!(
+                !value.contains(ENV_KEY),
+                "server B received the environment key in `{name}`"
+            );
+        }
+        assert!(
+            !request.headers.contains_key("authorization")
+                && !request.headers.contains_key("x-api-key"),
+            "server B received a credential header: {:?}",
+            request.headers.keys().collect::<Vec<_>>()
+        );
+    }
+
+    // List models at an unsaved endpoint that would accept the environment key: it is not sent,
+    // so the endpoint refuses the listing.
+    let server_c = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .require_api_key(ENV_KEY)
+            .models(["model-at-c"])
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let (code, message) = t.err(
+        "list_models",
+        json!({"slot": "main", "config": on_screen("openai", &server_c.openai_base_url(), "")}),
+    );
+    assert_eq!(code, "provider_error", "{message}");
+    assert!(message.contains("API key was rejected"), "{message}");
+
+    // A key stored for B is B's own and is sent there, still never the environment key.
+    t.ok(
+        "set_api_key",
+        json!({"slot": "main", "key": B_KEY, "baseUrl": url_b}),
+    );
+    let status = t.ok("api_key_status", json!({"slot": "main", "baseUrl": url_b}));
+    assert_eq!(status["source"], json!("keychain"), "{status}");
+    let at_b = t.ok(
+        "test_connection",
+        json!({"slot": "main", "config": on_screen("openai", &url_b, "model-at-b")}),
+    );
+    assert_eq!(at_b["ok"], json!(true), "{at_b}");
+    let last = server_b.requests().pop().unwrap();
+    let auth = last
+        .headers
+        .get("authorization")
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        auth.contains(B_KEY),
+        "B's stored key was not sent: {auth:?}"
+    );
+    assert!(!auth.contains(ENV_KEY));
+
+    // A hosted endpoint typed on screen (a typo) is refused for want of a key rather than being
+    // sent the environment key; nothing is sent anywhere.
+    let (code, message) = t.err(
+        "list_models",
+        json!({"slot": "main", "config": on_screen("openai", "https://typo.example/v1", "")}),
+    );
+    assert_eq!(code, "missing_key", "{message}");
+    assert!(!message.contains(ENV_KEY), "{message}");
+    // Without a configuration from the screen the settings in force (A, environment key) apply.
+    assert_eq!(
+        t.ok("list_models", json!({"slot": "main"})),
+        json!(["model-at-a"])
+    );
 }

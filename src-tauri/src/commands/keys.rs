@@ -77,7 +77,8 @@ pub async fn delete_api_key(
 }
 
 /// Whether the slot has a key for the endpoint at `base_url` (or its current endpoint) and where it
-/// comes from (environment first, then keychain). When it has none, `stored_for` names the other
+/// comes from (environment first — only for the endpoint the slot runs on in the settings in
+/// force — then keychain). When it has none, `stored_for` names the other
 /// endpoints it still has one for, among the slot's endpoint in the settings and the presets'.
 #[tauri::command]
 pub async fn api_key_status(
@@ -93,12 +94,19 @@ pub async fn api_key_status(
         .chain([saved.resolve_slot(slot).1.base_url.as_str()])
         .filter_map(|url| KeyOrigin::of(url).ok())
         .collect();
-    if let Ok(effective) = state.effective_settings() {
+    let effective = state.effective_settings();
+    if let Ok(effective) = &effective {
         elsewhere.extend(KeyOrigin::of(&effective.resolve_slot(slot).1.base_url).ok());
     }
+    // The same rule as Test connection and List models: an endpoint sent from the screen has the
+    // environment key only when it is the one the slot runs on in the settings in force.
+    let env_applies = base_url.is_none()
+        || effective
+            .as_ref()
+            .is_ok_and(|e| canopy_config::keys::env_key_applies(slot, &origin, e));
     let store = state.secrets().clone();
     let var = canopy_config::api_key_env_var(slot);
-    let env_value = state.env(var);
+    let env_value = state.env(var).filter(|_| env_applies);
     blocking(move || {
         let env = |name: &str| if name == var { env_value.clone() } else { None };
         Ok(canopy_config::key_status(

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use canopy_config::ModelSlotConfig;
+use canopy_config::{KeyOrigin, ModelSlotConfig};
 use canopy_protocol::{Message, ModelSlot};
 use canopy_providers::{client_for, ModelRequest, ProviderConfig, ProviderError};
 use serde::Serialize;
@@ -45,8 +45,9 @@ pub struct OllamaStatus {
 
 /// The client configuration of a slot with its key. `on_screen` is the slot as the settings screen
 /// shows it, saved or not, validated as saving would; without it, the slot in the settings in force.
-/// The key is only ever the one for that configuration's own endpoint origin (or the slot's
-/// environment variable), so a key stored for one endpoint never reaches another. Tests and
+/// The key is only ever the one stored for that configuration's own endpoint origin, or the slot's
+/// environment variable when that origin is the slot's in the settings in force, so neither a key
+/// stored for one endpoint nor an environment key reaches an endpoint only typed on screen. Tests and
 /// listings make one attempt: retries would only hide the answer the person is waiting for.
 fn slot_config(
     state: &AppState,
@@ -54,7 +55,10 @@ fn slot_config(
     on_screen: Option<serde_json::Value>,
     purpose: Purpose,
 ) -> CommandResult<ProviderConfig> {
-    let slot_settings = match on_screen {
+    // With a configuration from the screen, settings in force that cannot be built (a bad
+    // environment override) only mean the environment key is not used.
+    let effective = state.effective_settings();
+    let (slot_settings, from_screen) = match on_screen {
         Some(value) => {
             let mut config = serde_json::from_value::<ModelSlotConfig>(value).map_err(|e| {
                 CommandError::new(
@@ -71,11 +75,11 @@ fn slot_config(
                 config.model = "list".to_string();
             }
             config.validate(slot.as_str())?;
-            config
+            (config, true)
         }
         None => {
-            let settings = state.effective_settings()?;
-            match slot {
+            let settings = effective.clone()?;
+            let config = match slot {
                 ModelSlot::Main => settings.main,
                 ModelSlot::Light => settings.light.ok_or_else(|| {
                     CommandError::new(
@@ -83,13 +87,23 @@ fn slot_config(
                         "the light model is not configured (subagents use the main model)",
                     )
                 })?,
-            }
+            };
+            (config, false)
         }
     };
+    // An endpoint typed on screen gets the slot's environment key only when it is the endpoint the
+    // slot runs on anyway; a key stored for the on-screen endpoint itself still applies.
+    let env_applies = !from_screen
+        || match (&effective, KeyOrigin::of(&slot_settings.base_url)) {
+            (Ok(effective), Ok(origin)) => {
+                canopy_config::keys::env_key_applies(slot, &origin, effective)
+            }
+            _ => false,
+        };
     let key = canopy_config::require_api_key_for(
         slot,
         &slot_settings.base_url,
-        &|k: &str| state.env(k),
+        &|k: &str| if env_applies { state.env(k) } else { None },
         state.secrets().as_ref(),
     )?;
     let mut config = ProviderConfig::new(
