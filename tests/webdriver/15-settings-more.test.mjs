@@ -49,7 +49,7 @@ async function openSettings(browser) {
   await byTestId(browser, 'budget-main-max_steps');
 }
 
-test('unsaved edits survive leaving Settings, are marked on its tab, and "Canopy" asks before leaving them', async () => {
+test('unsaved edits survive leaving Settings, are marked on its tab, and survive opening a project until reverted', async () => {
   const { browser } = app;
   await browser.setWindowSize(1280, 800);
   // The app shows the project's session once it has opened; a click before that would be undone by it.
@@ -70,28 +70,19 @@ test('unsaved edits survive leaving Settings, are marked on its tab, and "Canopy
   await openSettings(browser);
   assert.equal(await valueOf(browser, 'parallelism'), '3', 'the unsaved parallelism was lost on leaving Settings');
 
-  // Opening another project asks first; Review goes back to the edits.
+  // Opening another project keeps them too: Settings are the app's, not the project's.
   await (await byTestId(browser, 'nav-start')).click();
-  const ask = await byTestId(browser, 'unsaved-settings-ask');
-  assert.match(await textOf(ask), /unsaved changes/i);
-  assert.equal(await exists(browser, 'start-view'), false, 'the Start view opened without asking');
-  await screenshot(browser, cfg, '15-settings-leave-ask');
-  await (await byTestId(browser, 'unsaved-review')).click();
-  await waitFor(browser, 'the question to go after Review', async () => !(await exists(browser, 'unsaved-settings-ask')));
-  assert.equal(await valueOf(browser, 'parallelism'), '3');
-
-  // Discard: the Start view opens and the edits are gone, in the form and on the tab.
-  await (await byTestId(browser, 'nav-start')).click();
-  await (await byTestId(browser, 'unsaved-discard')).click();
   await byTestId(browser, 'start-view');
-  assert.equal(await exists(browser, 'settings-unsaved'), false, 'the tab still says unsaved after Discard');
+  await (await byTestId(browser, 'recent-project', { extra: ' button.open' })).click();
+  await byTestId(browser, 'prompt-input');
+  assert.ok(await exists(browser, 'settings-unsaved'), 'the unsaved marker went with the project change');
   await openSettings(browser);
-  assert.equal(await valueOf(browser, 'parallelism'), '4', 'Discard kept the edit');
+  assert.equal(await valueOf(browser, 'parallelism'), '3', 'the unsaved parallelism was lost on opening a project');
 
-  // With nothing unsaved, "Canopy" goes straight to Start.
-  await (await byTestId(browser, 'nav-start')).click();
-  await byTestId(browser, 'start-view');
-  assert.equal(await exists(browser, 'unsaved-settings-ask'), false);
+  // Revert drops them, in the form and on the tab.
+  await (await byTestId(browser, 'settings-revert')).click();
+  await waitFor(browser, 'the unsaved marker to go after Revert', async () => !(await exists(browser, 'settings-unsaved')));
+  assert.equal(await valueOf(browser, 'parallelism'), '4', 'Revert kept the edit');
   await (await byTestId(browser, 'nav-session')).click();
 });
 
