@@ -166,7 +166,9 @@ test('a send that fails for want of a key keeps the prompt and offers Settings',
   settings.main.base_url = 'https://api.openai.com/v1';
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));
   try {
-    execFileSync('secret-tool', ['clear', 'service', 'canopy', 'username', 'main']);
+    // Every key Canopy stored, for any endpoint (accounts are `<slot>@<origin>`): with one left for
+    // api.openai.com the app would try to reach it.
+    execFileSync('secret-tool', ['clear', 'service', 'canopy']);
   } catch {
     // Nothing stored: what we want.
   }
