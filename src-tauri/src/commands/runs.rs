@@ -41,6 +41,9 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
         })
         .collect();
     let secrets = state.secrets().clone();
+    // Keys stored for the saved endpoints are redacted too, when a CANOPY_*_BASE_URL override points
+    // the run elsewhere.
+    let saved = state.saved_settings();
     tauri::async_runtime::spawn_blocking(move || {
         // Checked here so a missing key is `missing_key` (the UI sends the person to Settings) rather
         // than the runtime's generic failure to start the session.
@@ -50,7 +53,8 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
             &|k: &str| env.get(k).cloned(),
             secrets.as_ref(),
         )?;
-        let models = ConfiguredModels::new(settings.clone(), env, secrets);
+        let models =
+            ConfiguredModels::new(settings.clone(), env, secrets).with_saved_settings(saved);
         let keys = models.secrets();
         Ok(Runtime::new(
             runtime_settings(&settings),
