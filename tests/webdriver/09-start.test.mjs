@@ -18,11 +18,12 @@ before(async () => {
   const file = path.join(cfg.configDir, 'settings.json');
   const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
   // A hosted main model with no key anywhere: what a fresh install looks like.
-  settings.main.base_url = 'https://api.openai.com/v1';
+  // `.invalid` never resolves (RFC 2606): even a bug that sent a request would reach no server.
+  settings.main.base_url = 'https://api.example.invalid/v1';
   settings.main.model = 'gpt-4.1';
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));
   try {
-    execFileSync('secret-tool', ['clear', 'service', 'canopy', 'username', 'main']);
+    execFileSync('secret-tool', ['clear', 'service', 'canopy']);
   } catch {
     // Nothing stored: what we want.
   }

@@ -163,11 +163,12 @@ test('a send that fails for want of a key keeps the prompt and offers Settings',
   const file = path.join(cfg.configDir, 'settings.json');
   const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
   // A hosted endpoint and no key: the app refuses before any request leaves the machine.
-  settings.main.base_url = 'https://api.openai.com/v1';
+  // `.invalid` never resolves (RFC 2606): even a bug that sent a request would reach no server.
+  settings.main.base_url = 'https://api.example.invalid/v1';
   fs.writeFileSync(file, JSON.stringify(settings, null, 2));
   try {
     // Every key Canopy stored, for any endpoint (accounts are `<slot>@<origin>`): with one left for
-    // api.openai.com the app would try to reach it.
+    // that endpoint the app would send the prompt.
     execFileSync('secret-tool', ['clear', 'service', 'canopy']);
   } catch {
     // Nothing stored: what we want.
