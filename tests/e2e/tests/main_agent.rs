@@ -283,3 +283,40 @@ async fn a_cancel_that_arrives_before_the_run_task_starts_is_not_lost() {
         "no model call was made"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_reuses_call_ids_across_turns_still_gives_each_call_its_own_id() {
+    // Some OpenAI-compatible servers number calls per response: `call_0` in every turn.
+    let read = |path: &str| call("Read", json!({ "path": path })).with_id("call_0");
+    let script = Script::new().require_api_key(TEST_KEY).rule(
+        main_agent_rule()
+            .turn(Turn::tools(vec![read("src/auth.rs")]))
+            .turn(Turn::tools(vec![read("src/config.rs")]))
+            .turn(Turn::text("Read both.")),
+    );
+    let scenario = Scenario::start(script).await;
+    for provider in [ProviderKind::Openai, ProviderKind::Anthropic] {
+        let rt = scenario.runtime(provider, false, |_| {});
+        let ran = scenario.run(&rt, "Read auth and config").await;
+        assert_eq!(
+            ran.outcome.terminal_reason,
+            TerminalReason::Completed,
+            "{provider:?}"
+        );
+        let begun: Vec<String> = ran
+            .events(&ran.root)
+            .into_iter()
+            .filter_map(|e| match e {
+                TraceEvent::ToolCallBegin { call_id, .. } => Some(call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(begun, ["call_0", "call_0_2"], "{provider:?}");
+        // Each id's result is its own file, as the UI and load_tool_output find it by id.
+        let ends = ran.tool_ends(&ran.root);
+        assert!(
+            ends[0].2.contains("fn login") && ends[1].2.contains("session_timeout_secs"),
+            "{ends:?}"
+        );
+    }
+}

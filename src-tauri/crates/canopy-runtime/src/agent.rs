@@ -283,6 +283,9 @@ pub(crate) struct LoopState {
     pub tool_calls: u32,
     warned: HashSet<&'static str>,
     notices: Vec<String>,
+    /// Tool-call ids given out in this run, so a server that restarts its numbering every turn
+    /// (`call_0` again) cannot make two calls share an id, even after compaction drops the first.
+    call_ids: HashSet<String>,
     /// Reported input tokens ÷ estimated input tokens of the last call, to correct estimates.
     calibration: f64,
     wrap_up_ratio: f64,
@@ -299,6 +302,7 @@ impl LoopState {
             tool_calls: 0,
             warned: HashSet::new(),
             notices: Vec::new(),
+            call_ids: HashSet::new(),
             calibration: 1.0,
             wrap_up_ratio,
         }
@@ -519,7 +523,17 @@ pub(crate) async fn call_model(
     }
     let mut result = result;
     if let Ok(resp) = &mut result {
-        unique_call_ids(&mut resp.tool_calls);
+        // Ids already in the conversation (earlier turns, earlier runs of the session) or given out
+        // in this run: the trace, approvals and the UI key a call by its id within the session.
+        let mut taken = std::mem::take(&mut st.call_ids);
+        taken.extend(history.iter().flat_map(|m| match m {
+            Message::Assistant { tool_calls, .. } => {
+                tool_calls.iter().map(|c| c.id.clone()).collect()
+            }
+            _ => Vec::new(),
+        }));
+        unique_call_ids(&mut resp.tool_calls, &mut taken);
+        st.call_ids = taken;
     }
     match &result {
         Ok(resp) => {
@@ -557,11 +571,11 @@ pub(crate) async fn call_model(
     result
 }
 
-/// Makes the tool-call ids of one turn unique (some servers repeat or omit them): approvals, the
-/// trace's begin/end pairs and the results sent back are all keyed by the id. A repeat gets `_2`,
-/// `_3`…; a missing id becomes `call_<n>`.
-pub(crate) fn unique_call_ids(calls: &mut [ToolCall]) {
-    let mut seen = HashSet::new();
+/// Makes the tool-call ids of one turn unique among themselves and against `seen` (ids used before
+/// in the session; the new ones are added): some servers repeat, restart or omit them, while
+/// approvals, the trace's begin/end pairs and the results sent back are all keyed by the id. A
+/// repeat gets `_2`, `_3`…; a missing id becomes `call_<n>`.
+pub(crate) fn unique_call_ids(calls: &mut [ToolCall], seen: &mut HashSet<String>) {
     for (i, c) in calls.iter_mut().enumerate() {
         if c.id.trim().is_empty() {
             c.id = format!("call_{}", i + 1);
@@ -1369,8 +1383,19 @@ mod tests {
     #[test]
     fn repeated_and_missing_call_ids_become_unique() {
         let mut calls = vec![call("a"), call("a"), call(""), call("a_2"), call("a")];
-        unique_call_ids(&mut calls);
+        unique_call_ids(&mut calls, &mut HashSet::new());
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, ["a", "a_2", "call_3", "a_2_2", "a_3"]);
+    }
+
+    #[test]
+    fn a_server_that_restarts_its_ids_every_turn_still_gets_ids_unique_in_the_session() {
+        let mut seen = HashSet::new();
+        let mut first = vec![call("call_0"), call("")];
+        unique_call_ids(&mut first, &mut seen);
+        let mut second = vec![call("call_0"), call("")];
+        unique_call_ids(&mut second, &mut seen);
+        let ids: Vec<&str> = first.iter().chain(&second).map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_0", "call_2", "call_0_2", "call_2_2"]);
     }
 }
