@@ -11,7 +11,8 @@
 //! for the endpoint the slot uses in the settings in force (saved plus environment overrides); an
 //! endpoint only typed on the settings screen gets one only when it has that same origin (see
 //! [`env_key_applies`]). Every key in reach — other origins' and unused slots' included — is
-//! redacted from what runs record ([`keys_to_redact`]).
+//! redacted from what runs record ([`keys_to_redact`]); which entries exist is known from the key
+//! index next to the settings ([`crate::key_index`]), so finding them reads only those entries.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -81,10 +82,31 @@ pub trait SecretStore: Send + Sync {
     fn set(&self, slot: ModelSlot, origin: &KeyOrigin, key: &SecretString) -> Result<(), KeyError>;
     /// Removes the key for `slot` at `origin`; removing a key that does not exist is not an error.
     fn delete(&self, slot: ModelSlot, origin: &KeyOrigin) -> Result<(), KeyError>;
+    /// The entries this store knows hold keys, without reading the keychain (see
+    /// [`crate::key_index`]). A store without an index knows none and is not complete, so callers
+    /// probe the candidate origins they know of, as they did before the index existed.
+    fn stored_keys(&self) -> StoredKeys {
+        StoredKeys::default()
+    }
+    /// Called after every entry of [`SecretStore::stored_keys`] and every candidate origin of both
+    /// slots was read without a keychain error; `found` are the entries that held a key. A store
+    /// with an index records them and from then on lists every key (see [`StoredKeys::complete`]).
+    fn probed_all(&self, _found: &[(ModelSlot, KeyOrigin)]) {}
+}
+
+/// What a store's key index says is stored (see [`SecretStore::stored_keys`]). Never holds a key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredKeys {
+    /// Slot and origin of every entry the index lists, ordered by account name.
+    pub accounts: Vec<(ModelSlot, KeyOrigin)>,
+    /// True when no key can be stored outside `accounts`: keys stored before the index existed
+    /// were looked for among the candidate origins and added. While false, callers also probe the
+    /// candidates (presets and settings) as well.
+    pub complete: bool,
 }
 
 /// Trims the pasted key and refuses one that is empty or spans several lines.
-fn clean_key(key: &SecretString) -> Result<SecretString, KeyError> {
+pub(crate) fn clean_key(key: &SecretString) -> Result<SecretString, KeyError> {
     let trimmed = key.expose().trim();
     if trimmed.is_empty() {
         return Err(ConfigError::InvalidKey("it is empty"));
@@ -425,12 +447,18 @@ pub fn known_key_origins<'a>(settings: impl IntoIterator<Item = &'a Settings>) -
 }
 
 /// Every key that could be in reach of a run, for redaction from traces and from what the model
-/// sees: both slots' environment keys and both slots' keychain keys for each of `origins` (see
-/// [`known_key_origins`]) — not only the keys the slots use now, since a key stored for an endpoint
-/// a slot no longer points at is still in the keychain and may still be printed by a tool. Keychain
-/// failures are skipped: a key that cannot be read cannot be redacted, and the run does not need it.
+/// sees: both slots' environment keys and every keychain key of either slot — not only the keys the
+/// slots use now, since a key stored for an endpoint a slot no longer points at is still in the
+/// keychain and may still be printed by a tool. The entries read are the ones the store's index
+/// lists ([`SecretStore::stored_keys`], usually one to three), plus, while the index is missing or
+/// not complete, both slots' entries for each of `candidates` (see [`known_key_origins`]).
+///
+/// Reading stops at the first keychain error: a locked keychain may show an unlock prompt per entry,
+/// and one refusal is answer enough. Keys that cannot be read cannot be redacted, but the run does
+/// not need them either (its own key was resolved separately); the environment keys are still
+/// returned, and the log says so without naming any key.
 pub fn keys_to_redact(
-    origins: &[KeyOrigin],
+    candidates: &[KeyOrigin],
     env: &impl Fn(&str) -> Option<String>,
     store: &dyn SecretStore,
 ) -> Vec<SecretString> {
@@ -442,11 +470,41 @@ pub fn keys_to_redact(
                 keys.push(SecretString::new(value));
             }
         }
-        for origin in origins {
-            if let Ok(Some(key)) = store.get(slot, origin) {
-                keys.push(key);
+    }
+    let index = store.stored_keys();
+    let mut entries = index.accounts.clone();
+    if !index.complete {
+        for slot in [ModelSlot::Main, ModelSlot::Light] {
+            for origin in candidates {
+                let entry = (slot, origin.clone());
+                if !entries.contains(&entry) {
+                    entries.push(entry);
+                }
             }
         }
+    }
+    let mut found = Vec::new();
+    let mut all_read = true;
+    for (slot, origin) in entries {
+        match store.get(slot, &origin) {
+            Ok(Some(key)) => {
+                keys.push(key);
+                found.push((slot, origin));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(
+                    account = %origin.account(slot),
+                    error = %e,
+                    "the keychain could not be read, so keys stored in it are not redacted from this run (environment keys still are)"
+                );
+                all_read = false;
+                break;
+            }
+        }
+    }
+    if all_read && !index.complete {
+        store.probed_all(&found);
     }
     let mut unique: Vec<SecretString> = Vec::with_capacity(keys.len());
     for key in keys {
@@ -481,15 +539,17 @@ pub struct KeyStatus {
     /// The endpoint origin this status is about, as people read it (`api.openai.com`,
     /// `127.0.0.1:4000`); see [`KeyOrigin::label`].
     pub origin: String,
-    /// Other origins this slot still has a keychain key for (same form as `origin`), checked
-    /// among the candidates the caller knows of; filled only when this origin has no key. Such a
-    /// key is used again when the slot points back at its origin.
+    /// Other origins this slot still has a keychain key for (same form as `origin`): the ones the
+    /// key index lists (any endpoint a key was entered for), or, for keys stored before the index
+    /// existed, among the candidates the caller knows of; filled only when this origin has no key.
+    /// Such a key is used again when the slot points back at its origin.
     pub stored_for: Vec<String>,
 }
 
 /// The status of `slot`'s own key for `origin` (no fallback: this is what the settings screen shows
-/// per slot). When the keychain has no key for `origin`, `elsewhere` are the other origins to look
-/// at for [`KeyStatus::stored_for`] (for example the saved endpoint and the presets').
+/// per slot). When the keychain has no key for `origin`, [`KeyStatus::stored_for`] lists the
+/// slot's other entries in the store's key index; `elsewhere` (for example the saved endpoint and
+/// the presets') are looked at too while that index is missing or not complete.
 pub fn key_status(
     slot: ModelSlot,
     origin: &KeyOrigin,
@@ -510,14 +570,29 @@ pub fn key_status(
             source,
         }) => status(KeyState::Present, source, None),
         Ok(_) => {
-            let mut others: Vec<&KeyOrigin> = elsewhere.iter().filter(|o| *o != origin).collect();
+            let index = store.stored_keys();
+            let mut others: Vec<KeyOrigin> = index
+                .accounts
+                .into_iter()
+                .filter(|(s, _)| *s == slot)
+                .map(|(_, o)| o)
+                .collect();
+            if !index.complete {
+                others.extend(elsewhere.iter().cloned());
+            }
+            others.retain(|o| o != origin);
             others.sort();
             others.dedup();
-            let stored_for = others
-                .into_iter()
-                .filter(|o| matches!(store.get(slot, o), Ok(Some(_))))
-                .map(KeyOrigin::label)
-                .collect();
+            // The index may be stale (a key removed with another keychain tool), so each entry is
+            // confirmed; the first keychain error ends the list rather than prompting again.
+            let mut stored_for = Vec::new();
+            for other in others {
+                match store.get(slot, &other) {
+                    Ok(Some(_)) => stored_for.push(other.label()),
+                    Ok(None) => {}
+                    Err(_) => break,
+                }
+            }
             KeyStatus {
                 stored_for,
                 ..status(KeyState::Absent, None, None)

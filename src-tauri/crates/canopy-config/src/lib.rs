@@ -5,6 +5,7 @@
 
 pub mod env;
 pub mod error;
+pub mod key_index;
 pub mod keys;
 pub mod paths;
 pub mod settings;
@@ -12,10 +13,11 @@ pub mod store;
 
 pub use env::apply_env_overrides;
 pub use error::{ConfigError, KeyError};
+pub use key_index::{IndexedStore, KEY_INDEX_FILE};
 pub use keys::{
     api_key_env_var, is_local_endpoint, key_status, missing_key_message, require_api_key,
     require_api_key_for, resolve_api_key, KeyOrigin, KeySource, KeyState, KeyStatus, KeyringStore,
-    MemoryStore, ResolvedKey, SecretStore, DEFAULT_KEYRING_SERVICE,
+    MemoryStore, ResolvedKey, SecretStore, StoredKeys, DEFAULT_KEYRING_SERVICE,
 };
 pub use paths::{config_dir, data_dir, trace_dir_for_project, trace_dir_in};
 pub use settings::{

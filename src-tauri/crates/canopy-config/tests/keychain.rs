@@ -8,9 +8,12 @@
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use std::sync::Arc;
+
+use canopy_config::keys::{keys_to_redact, known_key_origins};
 use canopy_config::{
-    key_status, require_api_key, resolve_api_key, KeyOrigin, KeySource, KeyState, KeyringStore,
-    SecretStore, Settings,
+    key_status, require_api_key, resolve_api_key, IndexedStore, KeyOrigin, KeySource, KeyState,
+    KeyringStore, SecretStore, Settings, KEY_INDEX_FILE,
 };
 use canopy_protocol::{ModelSlot, SecretString};
 
@@ -215,6 +218,49 @@ fn status_and_resolution_read_the_real_keychain() {
     assert!(err.contains("CANOPY_MAIN_API_KEY"), "{err}");
 
     store.delete(ModelSlot::Light, &o).unwrap();
+}
+
+#[test]
+fn the_key_index_finds_a_real_keychain_key_for_an_endpoint_no_longer_configured() {
+    let Some(keychain) = keychain_or_skip("index") else {
+        return;
+    };
+    let config = tempfile::tempdir().unwrap();
+    let store = IndexedStore::new(Arc::new(keychain.clone()), config.path());
+    let custom = origin("https://llm.corp.example:8443/v1");
+    store
+        .set(
+            ModelSlot::Main,
+            &custom,
+            &SecretString::new("corpkey-0123456789abcdef"),
+        )
+        .unwrap();
+    let index = std::fs::read_to_string(config.path().join(KEY_INDEX_FILE)).unwrap();
+    assert!(
+        index.contains("main@https://llm.corp.example:8443"),
+        "{index}"
+    );
+    assert!(!index.contains("corpkey"), "{index}");
+    // The key is in the real Secret Service under the account the index names.
+    if let Some(seen) = secret_tool_lookup(keychain.service(), "main@https://llm.corp.example:8443")
+    {
+        assert_eq!(seen.trim(), "corpkey-0123456789abcdef");
+    }
+
+    // The slot is back on the default endpoint, so the custom URL is in no candidate list.
+    let candidates = known_key_origins([&Settings::default()]);
+    assert!(!candidates.contains(&custom));
+    let keys = keys_to_redact(&candidates, &no_env, &store);
+    let exposed: Vec<&str> = keys.iter().map(SecretString::expose).collect();
+    assert_eq!(exposed, ["corpkey-0123456789abcdef"]);
+    let status = key_status(ModelSlot::Main, &openai(), &candidates, &no_env, &store);
+    assert_eq!(status.stored_for, ["llm.corp.example:8443"]);
+
+    store.delete(ModelSlot::Main, &custom).unwrap();
+    assert!(keychain.get(ModelSlot::Main, &custom).unwrap().is_none());
+    let index = std::fs::read_to_string(config.path().join(KEY_INDEX_FILE)).unwrap();
+    assert!(!index.contains("llm.corp.example"), "{index}");
+    assert!(keys_to_redact(&candidates, &no_env, &store).is_empty());
 }
 
 #[test]
