@@ -24,4 +24,10 @@ describe('ModelPicker', () => {
     expect(body).not.toContain('more — type to filter');
     expect([...body.matchAll(/data-testid="light-model-option"/g)]).toHaveLength(2);
   });
+
+  it('offers a model listed twice once (a duplicate key would stop the whole UI from updating)', () => {
+    const { body } = render(ModelPicker, { props: { slot: 'main', models: ['gpt-4o', 'mini', 'gpt-4o'], value: '' } });
+    expect(options(body)).toEqual(['gpt-4o', 'mini']);
+    expect(body).toContain('placeholder="Filter 2 models"');
+  });
 });

@@ -231,9 +231,12 @@ pub(crate) async fn parse_model_list(
         .get("data")
         .and_then(|d| d.as_array())
         .ok_or_else(|| ProviderError::Protocol("model list has no `data` array".into()))?;
+    // Proxies (LiteLLM with two deployments of one model, say) can list an id twice; keep the first.
+    let mut seen = std::collections::HashSet::new();
     Ok(data
         .iter()
         .filter_map(|m| m.get("id").and_then(|id| id.as_str()))
+        .filter(|id| seen.insert(*id))
         .map(|id| ModelListing { id: id.to_string() })
         .collect())
 }

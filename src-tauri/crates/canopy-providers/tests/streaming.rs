@@ -484,6 +484,28 @@ async fn list_models_in_both_shapes() {
     }
 }
 
+#[tokio::test]
+async fn a_model_listed_twice_is_offered_once() {
+    for kind in KINDS {
+        let server = MockServer::start(
+            Script::new()
+                .models(["gpt-4o", "mock-main", "gpt-4o", "mock-main"])
+                .rule(Rule::new("main").turn(Turn::text("x"))),
+        )
+        .await
+        .unwrap();
+        let client = client_for(config(kind, &server)).unwrap();
+        let ids: Vec<String> = client
+            .list_models()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        assert_eq!(ids, vec!["gpt-4o", "mock-main"], "{kind:?}");
+    }
+}
+
 /// Runs turn 0 (two tool calls), answers them (one as an error), and runs turn 1. The server rejects
 /// any history a real API would reject, so a pass means the translation is well-formed.
 #[tokio::test]
