@@ -453,6 +453,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       const lines: string[] = [];
       for (let i = 1; i <= f.total; i += 1) lines.push(f.lines[i] ?? FILLER[i % FILLER.length]);
       const s = Math.max(1, startLine ?? 1);
+      if (s > Math.max(1, f.total)) throw new ApiError('invalid_argument', `${path} has ${f.total} lines; cannot start at line ${s}`);
       // Like the app: at most 5000 lines per call.
       const e = Math.min(f.total, endLine ?? f.total, s + 4999);
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };

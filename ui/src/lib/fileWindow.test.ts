@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { ApiError } from './api';
 import { createFakeBackend } from './fake';
 import { DEMO_ROOT } from './fixtures/demo';
 import { AppStore, FILE_MORE_LINES } from './store.svelte';
@@ -156,6 +157,43 @@ describe('file viewer on a file that changed since it was opened', () => {
     if (w2 == null) throw new Error('window lost');
     expect(w2.start_line).toBe(6801 - FILE_MORE_LINES);
     w2.lines.forEach((text, i) => expect(text).toBe(edited[w2.start_line + i - 1]));
+    // The note was about that reload; it does not stay on through later loads.
+    expect(app.file?.note).toBeNull();
+  });
+
+  it('reloads, rather than stopping with an error, when the file shrank below the lines asked for', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    const first = app.openFile('src/tables.rs', 3001, null);
+    await vi.advanceTimersByTimeAsync(100);
+    await first;
+    const w0 = app.file?.window;
+    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
+    const last = w0.start_line + w0.lines.length - 1;
+    // Cut on disk to fewer lines than the window already reaches: the next read starts past the end.
+    const kept = last - 10;
+    const read = be.readProjectFile.bind(be);
+    const spy = vi.spyOn(be, 'readProjectFile').mockImplementation(async (path, startLine, endLine) => {
+      const s = Math.max(1, startLine ?? 1);
+      if (s > kept) {
+        await new Promise((r) => setTimeout(r, 40));
+        throw new ApiError('invalid_argument', `${path} has ${kept} lines; cannot start at line ${s}`);
+      }
+      const w = await read(path, s, Math.min(endLine ?? kept, kept));
+      return { ...w, total_lines: kept };
+    });
+    const p = app.loadMoreFile('after');
+    await vi.advanceTimersByTimeAsync(300);
+    expect(await p).toBe(false);
+    expect(spy.mock.calls[0]).toEqual(['src/tables.rs', last + 1, last + FILE_MORE_LINES]);
+    const f = app.file;
+    expect(f?.moreError).toBeNull();
+    expect(f?.note).toBe('The file changed; reloaded');
+    expect(f?.window?.total_lines).toBe(kept);
+    expect(f?.line).toBe(3001);
   });
 
   it('keeps splicing when the line count is unchanged', async () => {

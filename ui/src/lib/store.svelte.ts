@@ -109,6 +109,9 @@ export class AppStore {
   settingsClientErrors = $state<FieldErrors>({});
   /** From the last failed Save. */
   settingsServerErrors = $state<ServerError[]>([]);
+  /** A save is in flight. Kept here, not in the view: leaving Settings and coming back must not allow a
+   * second save whose older answer could land last and leave stale settings in memory. */
+  settingsSaving = $state(false);
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
   notices = $state<Notice[]>([]);
   private noticeId = 0;
@@ -146,8 +149,9 @@ export class AppStore {
    * was in flight stay in the draft, still unsaved, instead of being overwritten.
    */
   async saveSettingsDraft(): Promise<boolean> {
-    if (this.settingsDraft === null) return false;
+    if (this.settingsDraft === null || this.settingsSaving) return false;
     const sent = withoutEmptyOverrides($state.snapshot(this.settingsDraft) as Settings);
+    this.settingsSaving = true;
     try {
       const s = await this.backend.saveSettings(sent);
       this.settings = s;
@@ -157,6 +161,8 @@ export class AppStore {
     } catch (e) {
       this.settingsServerErrors = [serverError(toApiError(e), sent)];
       return false;
+    } finally {
+      this.settingsSaving = false;
     }
   }
 
@@ -542,11 +548,19 @@ export class AppStore {
         lines: before ? [...more.lines, ...cur.window.lines] : [...cur.window.lines, ...more.lines],
       };
       const pieces = before ? [more.start_line, ...cur.pieces] : [...cur.pieces, more.start_line];
-      this.file = { ...cur, window, pieces, loading: null };
+      // A "file changed" note is about the reload it came with, not about later loads.
+      this.file = { ...cur, window, pieces, loading: null, note: null };
       return more.lines.length > 0;
     } catch (e) {
       const cur = this.file;
-      if (this.fileSeq === seq && cur !== null) this.file = { ...cur, loading: null, moreError: toApiError(e).message };
+      if (this.fileSeq !== seq || cur === null) return false;
+      const err = toApiError(e);
+      if (err.code === 'invalid_argument' && edge === 'after') {
+        // The backend refuses a start past the end: the file shrank on disk since it was read.
+        await this.openFile(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
+        return false;
+      }
+      this.file = { ...cur, loading: null, moreError: err.message };
       return false;
     }
   }

@@ -333,6 +333,25 @@ describe('saving settings', () => {
     expect(app.settingsDirty).toBe(false);
   });
 
+  it('starts no second save while one is in flight, wherever Save is pressed from', async () => {
+    const { app, be } = await withDraft();
+    const spy = vi.spyOn(be, 'saveSettings');
+    if (app.settingsDraft === null) throw new Error('no draft');
+    app.settingsDraft.parallelism = 6;
+    const p = app.saveSettingsDraft();
+    expect(app.settingsSaving).toBe(true);
+    // Leaving Settings and coming back gives a new form; its Save must not race the first one.
+    app.settingsDraft.parallelism = 7;
+    expect(await app.saveSettingsDraft()).toBe(false);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await p).toBe(true);
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(app.settingsSaving).toBe(false);
+    expect(app.settings?.parallelism).toBe(6);
+    expect(app.settingsDraft?.parallelism).toBe(7);
+    expect(app.settingsDirty).toBe(true);
+  });
+
   it('takes what was stored as the draft when nothing changed meanwhile, empty overrides included', async () => {
     const { app } = await withDraft();
     const draft = app.settingsDraft;
