@@ -15,7 +15,11 @@ export default defineConfig({
     sourcemap: false,
   },
   test: {
-    include: ['src/**/*.test.ts'],
-    environment: 'node',
+    projects: [
+      // Pure logic and server-rendered components.
+      { extends: true, test: { name: 'node', include: ['src/**/*.test.ts'], exclude: ['src/**/*.dom.test.ts'], environment: 'node' } },
+      // Components mounted in a DOM (effects, boundaries, events): Svelte's client build.
+      { extends: true, resolve: { conditions: ['browser'] }, test: { name: 'dom', include: ['src/**/*.dom.test.ts'], environment: 'happy-dom' } },
+    ],
   },
 });
