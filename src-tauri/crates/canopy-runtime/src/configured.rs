@@ -50,12 +50,14 @@ impl ConfiguredModels {
         self
     }
 
-    /// Every key a tool could come across, for redaction: both slots' environment keys and both
-    /// slots' keychain keys for every endpoint the app knows of (the presets' and the settings'),
-    /// not only the ones the slots use now — a key stored for an endpoint a slot has moved away
-    /// from, or a light key while light is unconfigured, is still in the keychain and may be
-    /// printed by a tool. Keychain failures are ignored here: a key that cannot be read cannot
-    /// leak either.
+    /// Every key a tool could come across, for redaction: both slots' environment keys and every
+    /// keychain key the store's key index lists (see `canopy_config::IndexedStore`), not only the
+    /// ones the slots use now — a key stored for an endpoint a slot has moved away from, or a light
+    /// key while light is unconfigured, is still in the keychain and may be printed by a tool.
+    /// While the index is missing or not complete (keys stored before it existed), both slots'
+    /// entries for every endpoint the app knows of (the presets' and the settings') are read too.
+    /// Reading stops at the first keychain error (a locked keychain would prompt once per entry);
+    /// the environment keys are still returned. Blocking: call it off the async workers.
     pub fn secrets(&self) -> Vec<SecretString> {
         let env = |k: &str| self.env.get(k).cloned();
         let origins =
@@ -226,6 +228,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(key.unwrap().expose(), NOW_ANTHROPIC);
+    }
+
+    #[test]
+    fn with_the_key_index_a_key_for_an_endpoint_nobody_configures_is_redacted_too() {
+        let config = tempfile::tempdir().unwrap();
+        let store = Arc::new(canopy_config::IndexedStore::new(
+            Arc::new(MemoryStore::new()),
+            config.path(),
+        ));
+        store
+            .set(
+                ModelSlot::Main,
+                &origin("https://never-configured.example/v1"),
+                &SecretString::new(UNKNOWN_ORIGIN),
+            )
+            .unwrap();
+        let models = ConfiguredModels::new(Settings::default(), EnvSnapshot::new(), store);
+        let redacted = Redactor::new(models.secrets())
+            .redact(&format!("TOKEN={UNKNOWN_ORIGIN}"))
+            .expect("something to redact");
+        assert_eq!(redacted, "TOKEN=[REDACTED]");
     }
 
     #[test]
