@@ -7,10 +7,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use canopy_config::{apply_env_overrides, KeyringStore, SecretStore, Settings, SettingsStore};
+use canopy_config::{
+    apply_env_overrides, IndexedStore, KeyringStore, SecretStore, Settings, SettingsStore,
+};
 use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
 use canopy_providers::{ModelRequest, StreamDelta};
-use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels};
+use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels, EnvSnapshot};
 use canopy_runtime::trace_reader;
 use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
 use clap::{Parser, Subcommand};
@@ -75,20 +77,53 @@ enum ModelsCommand {
     Check,
 }
 
-fn load_settings() -> Result<(Settings, Vec<String>), String> {
+/// The settings a run uses and where they came from.
+struct LoadedSettings {
+    /// The settings file as saved (what the app's settings screen shows).
+    saved: Settings,
+    /// `saved` with the `CANOPY_*` environment overrides on top: what runs use.
+    effective: Settings,
+    /// Problems with the file and the overrides in effect, for stderr.
+    notes: Vec<String>,
+}
+
+fn load_settings() -> Result<LoadedSettings, String> {
     let store = SettingsStore::at_default_location().map_err(|e| e.to_string())?;
-    let (mut settings, report) = store.load();
+    let (saved, report) = store.load();
     let mut notes = report.warnings;
     let env = |k: &str| std::env::var(k).ok();
-    let overridden = apply_env_overrides(&mut settings, &env).map_err(|e| e.to_string())?;
+    let mut effective = saved.clone();
+    let overridden = apply_env_overrides(&mut effective, &env).map_err(|e| e.to_string())?;
     if !overridden.is_empty() {
         notes.push(format!("environment overrides: {}", overridden.join(", ")));
     }
-    Ok((settings, notes))
+    Ok(LoadedSettings {
+        saved,
+        effective,
+        notes,
+    })
 }
 
-fn secret_store() -> Arc<dyn SecretStore> {
-    Arc::new(KeyringStore::new())
+/// The OS keychain, through the key index the app keeps next to the settings (so a run reads only
+/// the keys actually stored, and finds those of endpoints no longer configured).
+fn secret_store() -> Result<Arc<dyn SecretStore>, String> {
+    let config_dir = canopy_config::config_dir().map_err(|e| e.to_string())?;
+    Ok(Arc::new(IndexedStore::new(
+        Arc::new(KeyringStore::new()),
+        &config_dir,
+    )))
+}
+
+/// Model resolution for a run: the effective settings' endpoints, and redaction of the keys stored
+/// for the saved ones too, which differ when a `CANOPY_*_BASE_URL` override points the run
+/// elsewhere.
+fn configured_models(
+    loaded: &LoadedSettings,
+    env: EnvSnapshot,
+    store: Arc<dyn SecretStore>,
+) -> ConfiguredModels {
+    ConfiguredModels::new(loaded.effective.clone(), env, store)
+        .with_saved_settings(loaded.saved.clone())
 }
 
 /// How long the exit waits for blocking threads still running: a tool cancelled mid-call (a read
@@ -157,8 +192,8 @@ async fn run(
     prompt: String,
 ) -> Result<ExitCode, String> {
     let allowed = allowed_tools(&allow)?;
-    let (settings, notes) = load_settings()?;
-    for n in notes {
+    let loaded = load_settings()?;
+    for n in &loaded.notes {
         eprintln!("note: {n}");
     }
     let root = project
@@ -168,9 +203,19 @@ async fn run(
         Some(d) => d,
         None => canopy_config::trace_dir_for_project(&root).map_err(|e| e.to_string())?,
     };
-    let models = ConfiguredModels::new(settings.clone(), env_snapshot(), secret_store());
-    let secrets = models.secrets();
-    let runtime = Runtime::new(runtime_settings(&settings), Arc::new(models), secrets);
+    let models = configured_models(&loaded, env_snapshot(), secret_store()?);
+    // Reading the keys may wait on the keychain (an unlock prompt): off the async workers.
+    let (models, secrets) = tokio::task::spawn_blocking(move || {
+        let secrets = models.secrets();
+        (models, secrets)
+    })
+    .await
+    .map_err(|e| format!("could not read the keys to redact: {e}"))?;
+    let runtime = Runtime::new(
+        runtime_settings(&loaded.effective),
+        Arc::new(models),
+        secrets,
+    );
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
     let session = runtime
         .start_session(SessionOptions {
@@ -296,11 +341,11 @@ fn trace_show(path: &Path) -> Result<ExitCode, String> {
 }
 
 async fn models_check() -> Result<ExitCode, String> {
-    let (settings, notes) = load_settings()?;
-    for n in notes {
+    let loaded = load_settings()?;
+    for n in &loaded.notes {
         eprintln!("note: {n}");
     }
-    let models = ConfiguredModels::new(settings.clone(), env_snapshot(), secret_store());
+    let models = configured_models(&loaded, env_snapshot(), secret_store()?);
     let mut all_ok = true;
     for slot in [ModelSlot::Main, ModelSlot::Light] {
         let label = slot.as_str();
@@ -357,4 +402,44 @@ async fn models_check() -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use canopy_config::{KeyOrigin, MemoryStore};
+    use canopy_protocol::SecretString;
+
+    #[test]
+    fn a_run_redirected_by_an_environment_override_still_redacts_the_saved_endpoints_key() {
+        const SAVED_KEY: &str = "savedendpointkey0123456789";
+        let mut saved = Settings::default();
+        saved.main.base_url = "https://models.internal.example/v1".into();
+        let mut effective = saved.clone();
+        apply_env_overrides(&mut effective, &|k: &str| {
+            (k == "CANOPY_MAIN_BASE_URL").then(|| "http://127.0.0.1:9/v1".to_string())
+        })
+        .unwrap();
+        assert_eq!(effective.main.base_url, "http://127.0.0.1:9/v1");
+        let store = Arc::new(MemoryStore::new());
+        store
+            .set(
+                ModelSlot::Main,
+                &KeyOrigin::of(&saved.main.base_url).unwrap(),
+                &SecretString::new(SAVED_KEY),
+            )
+            .unwrap();
+        let loaded = LoadedSettings {
+            saved,
+            effective,
+            notes: Vec::new(),
+        };
+        let models = configured_models(&loaded, EnvSnapshot::new(), store);
+        let secrets = models.secrets();
+        let exposed: Vec<&str> = secrets.iter().map(SecretString::expose).collect();
+        assert_eq!(exposed, [SAVED_KEY]);
+        // The run itself talks to the override's loopback endpoint, which needs no key.
+        let resolved = models.resolve(ModelSlot::Main).unwrap();
+        assert_eq!(resolved.info.base_url, "http://127.0.0.1:9/v1");
+    }
 }
