@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use canopy_config::{SecretStore, Settings, SettingsStore};
+use canopy_config::{IndexedStore, SecretStore, Settings, SettingsStore};
 
 use crate::commands::projects::{ProjectInfo, RecentProjects};
 use crate::error::{CommandError, CommandResult};
@@ -31,7 +31,8 @@ pub struct AppSetup {
     pub data_dir: PathBuf,
     /// Environment lookup (model overrides, API keys from the environment).
     pub env: EnvFn,
-    /// Where API keys are stored (the OS keychain in the app).
+    /// Where API keys are stored (the OS keychain in the app). The state keeps the key index of
+    /// this store in `config_dir` (see `canopy_config::IndexedStore`).
     pub secrets: Arc<dyn SecretStore>,
     /// OpenAI-compatible base URL `detect_ollama` probes.
     pub ollama_base_url: String,
@@ -96,7 +97,8 @@ impl AppState {
             data_dir: setup.data_dir,
             settings_store,
             settings: Mutex::new(settings),
-            secrets: setup.secrets,
+            // Through the index, so runs redact (and the key status lists) exactly the stored keys.
+            secrets: Arc::new(IndexedStore::new(setup.secrets, &setup.config_dir)),
             project: Mutex::new(None),
             warnings: Mutex::new(warnings),
             ollama_base_url: setup.ollama_base_url,

@@ -553,3 +553,90 @@ fn an_environment_key_only_goes_to_the_endpoint_the_slot_runs_on() {
         json!(["model-at-a"])
     );
 }
+
+#[test]
+fn a_key_entered_for_an_endpoint_no_longer_configured_is_indexed_listed_and_redacted() {
+    const CORP_KEY: &str = "corpkeyinthefile0123456789";
+    let custom = "https://llm.corp.example:8443/v1";
+    let server = tauri::async_runtime::block_on(MockServer::start(
+        Script::new().rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![canopy_test_support::call(
+                    "Read",
+                    json!({"path": "src/corp.env"}),
+                )]))
+                .turn(Turn::text("Read it.")),
+        ),
+    ))
+    .unwrap();
+    let store = Arc::new(MemoryStore::new());
+    let t = TestApp::with(Options {
+        secrets: store.clone(),
+        env: model_env(&server, "mock-model"),
+        ..Options::default()
+    });
+    // Entered on the settings screen while the slot showed the custom endpoint, never saved.
+    t.ok(
+        "set_api_key",
+        json!({"slot": "main", "key": CORP_KEY, "baseUrl": custom}),
+    );
+    let index = std::fs::read_to_string(t.config_dir().join("keys.json")).unwrap();
+    assert!(
+        index.contains("\"main@https://llm.corp.example:8443\""),
+        "{index}"
+    );
+    assert!(!index.contains(CORP_KEY), "{index}");
+
+    // The custom URL is neither a preset nor in the settings, yet the status still names it.
+    let status = t.ok(
+        "api_key_status",
+        json!({"slot": "main", "baseUrl": "https://api.openai.com/v1"}),
+    );
+    assert_eq!(status["state"], json!("absent"), "{status}");
+    assert_eq!(status["stored_for"], json!(["llm.corp.example:8443"]));
+
+    // A tool prints the key during a run on another endpoint: neither the model nor the trace
+    // gets it.
+    let dir = common::project(t.dirs.path());
+    std::fs::write(dir.join("src/corp.env"), format!("CORP_KEY={CORP_KEY}\n")).unwrap();
+    t.ok("open_project", json!({ "path": dir }));
+    t.ok(
+        "start_run",
+        json!({"prompt": "Read the env file", "onEvent": "__CHANNEL__:71"}),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !t.channels.lock().unwrap().iter().any(|(c, batch)| {
+        *c == 71
+            && batch.as_array().unwrap().iter().any(|r| {
+                r["event"]["type"] == json!("run_ended") && r["parent_session_id"].is_null()
+            })
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the run did not end");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the model saw the tool result");
+    let seen = requests[1].body.to_string();
+    assert!(seen.contains("CORP_KEY=[REDACTED]"), "{seen}");
+    assert!(!seen.contains(CORP_KEY), "{seen}");
+    let traces: Vec<_> = walk(&t.data_dir())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    assert!(!traces.is_empty());
+    for trace in traces {
+        let text = std::fs::read_to_string(&trace).unwrap();
+        assert!(!text.contains(CORP_KEY), "{}", trace.display());
+    }
+
+    // Deleting it drops the entry from the index and the status.
+    t.ok("delete_api_key", json!({"slot": "main", "baseUrl": custom}));
+    let index = std::fs::read_to_string(t.config_dir().join("keys.json")).unwrap();
+    assert!(!index.contains("llm.corp.example"), "{index}");
+    let status = t.ok(
+        "api_key_status",
+        json!({"slot": "main", "baseUrl": "https://api.openai.com/v1"}),
+    );
+    assert_eq!(status["stored_for"], json!([]));
+}

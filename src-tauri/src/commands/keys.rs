@@ -16,7 +16,7 @@ use crate::state::AppState;
 
 /// Keychain access is a blocking D-Bus round trip (and may wait for an unlock prompt): keep it off the
 /// async workers and the UI thread.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> CommandResult<T> + Send + 'static,
 ) -> CommandResult<T> {
     tauri::async_runtime::spawn_blocking(f)
@@ -79,7 +79,9 @@ pub async fn delete_api_key(
 /// Whether the slot has a key for the endpoint at `base_url` (or its current endpoint) and where it
 /// comes from (environment first — only for the endpoint the slot runs on in the settings in
 /// force — then keychain). When it has none, `stored_for` names the other
-/// endpoints it still has one for, among the slot's endpoint in the settings and the presets'.
+/// endpoints it still has one for: those the key index lists (`keys.json` in the config folder), and
+/// while that index is missing or not complete also the slot's endpoint in the settings and the
+/// presets'.
 #[tauri::command]
 pub async fn api_key_status(
     state: State<'_, AppState>,
@@ -88,6 +90,7 @@ pub async fn api_key_status(
 ) -> CommandResult<KeyStatus> {
     let origin = origin_for(&state, slot, base_url.as_deref())?;
     let saved = state.saved_settings();
+    // Only looked at for keys stored before the key index existed (see `key_status`).
     let mut elsewhere: Vec<KeyOrigin> = canopy_config::presets()
         .iter()
         .map(|p| p.base_url.as_str())

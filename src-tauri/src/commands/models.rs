@@ -48,8 +48,9 @@ pub struct OllamaStatus {
 /// The key is only ever the one stored for that configuration's own endpoint origin, or the slot's
 /// environment variable when that origin is the slot's in the settings in force, so neither a key
 /// stored for one endpoint nor an environment key reaches an endpoint only typed on screen. Tests and
-/// listings make one attempt: retries would only hide the answer the person is waiting for.
-fn slot_config(
+/// listings make one attempt: retries would only hide the answer the person is waiting for. The key
+/// is read off the async workers, since the keychain may wait for an unlock prompt.
+async fn slot_config(
     state: &AppState,
     slot: ModelSlot,
     on_screen: Option<serde_json::Value>,
@@ -100,12 +101,16 @@ fn slot_config(
             }
             _ => false,
         };
-    let key = canopy_config::require_api_key_for(
-        slot,
-        &slot_settings.base_url,
-        &|k: &str| if env_applies { state.env(k) } else { None },
-        state.secrets().as_ref(),
-    )?;
+    let var = canopy_config::api_key_env_var(slot);
+    let env_value = state.env(var).filter(|_| env_applies);
+    let store = state.secrets().clone();
+    let base_url = slot_settings.base_url.clone();
+    let key = super::keys::blocking(move || {
+        let env = |name: &str| if name == var { env_value.clone() } else { None };
+        canopy_config::require_api_key_for(slot, &base_url, &env, store.as_ref())
+            .map_err(CommandError::from)
+    })
+    .await?;
     let mut config = ProviderConfig::new(
         slot_settings.provider,
         slot_settings.base_url,
@@ -154,7 +159,7 @@ pub async fn test_connection(
     slot: ModelSlot,
     config: Option<serde_json::Value>,
 ) -> CommandResult<ConnectionTest> {
-    let config = slot_config(&state, slot, config, Purpose::Call)?;
+    let config = slot_config(&state, slot, config, Purpose::Call).await?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
     let request = ModelRequest {
@@ -208,7 +213,7 @@ pub async fn list_models(
     slot: ModelSlot,
     config: Option<serde_json::Value>,
 ) -> CommandResult<Vec<String>> {
-    let config = slot_config(&state, slot, config, Purpose::List)?;
+    let config = slot_config(&state, slot, config, Purpose::List).await?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
     let listing = tokio::time::timeout(CALL_TIMEOUT, client.list_models())
