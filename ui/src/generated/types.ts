@@ -832,9 +832,10 @@ reason: string | null,
  */
 origin: string, 
 /**
- * Other origins this slot still has a keychain key for (same form as `origin`), checked
- * among the candidates the caller knows of; filled only when this origin has no key. Such a
- * key is used again when the slot points back at its origin.
+ * Other origins this slot still has a keychain key for (same form as `origin`): the ones the
+ * key index lists (any endpoint a key was entered for), or, for keys stored before the index
+ * existed, among the candidates the caller knows of; filled only when this origin has no key.
+ * Such a key is used again when the slot points back at its origin.
  */
 stored_for: Array<string>, };
 export type KeyState = "present" | "absent" | "unavailable";
