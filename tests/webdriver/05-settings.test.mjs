@@ -3,7 +3,9 @@
 // at another endpoint shows "not set" there and never sends the key to it; Test connection and List
 // models use the endpoint on screen before saving; a connection test to a dead URL explains itself.
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { byTestId, config, copyFixture, deadPort, keychainSecret, launch, pageText, screenshot, waitFor, writeSettings, textOf } from './harness.mjs';
 
@@ -177,6 +179,43 @@ test('a key stays with its endpoint: another origin shows "not set" and never re
   await screenshot(browser, cfg, '05-settings-key-back');
   await (await byTestId(browser, 'main-key-delete')).click();
   await waitFor(browser, 'the key to be deleted', async () => keychainSecret(MOCK_ACCOUNT) === null);
+});
+
+/** The key index the app keeps next to settings.json: account names only. */
+function keyIndex() {
+  const file = path.join(cfg.configDir, 'keys.json');
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+}
+
+test('a key entered for an endpoint that is neither saved nor a preset is still named where it is stored', async () => {
+  const { browser } = app;
+  const secondAccount = `main@${new URL(second.url).origin}`;
+  // Typed on screen, never saved: only the key index knows this endpoint afterwards.
+  await setBaseUrl(browser, second.url);
+  await waitFor(browser, `"not set for ${second.host}"`, async () => (await keyStatus(browser)).text === `not set for ${second.host}`);
+  await enterKey(browser, SECOND);
+  await waitFor(browser, 'the key to be stored for the second server', async () => keychainSecret(secondAccount) === SECOND);
+  const index = keyIndex();
+  assert.ok(index.includes(`"${secondAccount}"`), `keys.json does not list ${secondAccount}: ${index}`);
+  assert.ok(!index.includes(SECOND) && !index.includes(FIRST), 'keys.json holds a key');
+
+  // Back on the saved endpoint, which has no key: the note names the second server.
+  await setBaseUrl(browser, `${cfg.mockUrl}/v1`);
+  await waitFor(browser, `"not set for ${MOCK_HOST}"`, async () => (await keyStatus(browser)).text === `not set for ${MOCK_HOST}`);
+  await waitFor(browser, `the note "still stored for ${second.host}"`, async () => {
+    const el = await browser.$('[data-testid="main-key-elsewhere"]');
+    return (await el.isExisting()) && (await textOf(el)).includes(`still stored for ${second.host}`);
+  });
+  await screenshot(browser, cfg, '05-settings-key-custom-endpoint-named');
+
+  // Deleting it there removes it from the keychain and from the index.
+  await setBaseUrl(browser, second.url);
+  await waitFor(browser, 'the key status for the second server', async () => (await keyStatus(browser)).state === 'present');
+  await (await byTestId(browser, 'main-key-delete')).click();
+  await waitFor(browser, 'the second server\'s key to be deleted', async () => keychainSecret(secondAccount) === null);
+  await waitFor(browser, 'keys.json to drop the account', async () => !keyIndex().includes(secondAccount));
+  await setBaseUrl(browser, `${cfg.mockUrl}/v1`);
+  await waitFor(browser, 'no note about other endpoints', async () => !(await browser.$('[data-testid="main-key-elsewhere"]').isExisting()));
 });
 
 test('testing a connection to a URL where nothing listens shows a clear error next to the button', async () => {
