@@ -15,7 +15,6 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -24,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ConfigError, KeyError};
 use crate::keys::{clean_key, KeyOrigin, SecretStore, StoredKeys};
+use crate::store::write_atomically;
 
 /// The index's file name in the config directory.
 pub const KEY_INDEX_FILE: &str = "keys.json";
@@ -133,23 +133,8 @@ impl IndexedStore {
         {
             return Ok(());
         }
-        let dir = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| ConfigError::io("create directory", &dir, e))?;
         let json = serde_json::to_string_pretty(&file)?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".keys.json.tmp-")
-            .tempfile_in(&dir)
-            .map_err(|e| ConfigError::io("create a temporary file in", &dir, e))?;
-        tmp.write_all(json.as_bytes())
-            .and_then(|()| tmp.write_all(b"\n"))
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| ConfigError::io("write", tmp.path().to_path_buf(), e))?;
-        tmp.persist(&self.path)
-            .map_err(|e| ConfigError::io("replace", &self.path, e.error))?;
-        Ok(())
+        write_atomically(&self.path, &json)
     }
 }
 

@@ -163,23 +163,31 @@ impl SettingsStore {
     pub fn save(&self, settings: &Settings) -> Result<(), ConfigError> {
         settings.validate()?;
         let json = serde_json::to_string_pretty(settings)?;
-        let dir = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        std::fs::create_dir_all(&dir).map_err(|e| ConfigError::io("create directory", &dir, e))?;
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".settings.json.tmp-")
-            .tempfile_in(&dir)
-            .map_err(|e| ConfigError::io("create a temporary file in", &dir, e))?;
-        tmp.write_all(json.as_bytes())
-            .and_then(|()| tmp.write_all(b"\n"))
-            .and_then(|()| tmp.as_file().sync_all())
-            .map_err(|e| ConfigError::io("write", tmp.path().to_path_buf(), e))?;
-        tmp.persist(&self.path)
-            .map_err(|e| ConfigError::io("replace", &self.path, e.error))?;
-        Ok(())
+        write_atomically(&self.path, &json)
     }
+}
+
+/// Writes `text` and a newline to `path` through a temporary file in the same directory, flushed to
+/// disk, then renamed over the old file, so a crash leaves either the old or the new file, never half
+/// of one. Creates the directory when it is missing.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), ConfigError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| ConfigError::io("create directory", &dir, e))?;
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.tmp-"))
+        .tempfile_in(&dir)
+        .map_err(|e| ConfigError::io("create a temporary file in", &dir, e))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.write_all(b"\n"))
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| ConfigError::io("write", tmp.path().to_path_buf(), e))?;
+    tmp.persist(path)
+        .map_err(|e| ConfigError::io("replace", path, e.error))?;
+    Ok(())
 }
 
 fn collect_unknown(
