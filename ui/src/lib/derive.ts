@@ -18,6 +18,11 @@ export interface BudgetBar {
   fraction: number;
   state: BarState;
   text: string;
+  /**
+   * Set when `used` passed `limit` because a budget ended the agent: the runtime then makes one more
+   * call without tools for the final answer (docs/runtime.md), and that call is what went over.
+   */
+  over: string | null;
 }
 
 /**
@@ -80,6 +85,8 @@ export function budgetBars(node: SessionNode, now: number): BudgetBar[] {
   ];
   return rows.map(([kind, used, limit, f]) => {
     const state = budgetState(used, limit, node.exhausted === kind);
+    // "2 / 2 +1" rather than "3 / 2": the limit held; the extra is the final answer's call.
+    const past = node.exhausted !== null && limit > 0 && used > limit;
     return {
       kind,
       label: LABELS[kind],
@@ -87,7 +94,8 @@ export function budgetBars(node: SessionNode, now: number): BudgetBar[] {
       limit,
       fraction: limit > 0 ? Math.min(1, used / limit) : 0,
       state,
-      text: `${f(used)} / ${f(limit)}`,
+      text: past ? `${f(limit)} / ${f(limit)} +${f(used - limit)}` : `${f(used)} / ${f(limit)}`,
+      over: past ? `+${f(used - limit)} for the final answer: once a budget ran out, one more call without tools wrote it` : null,
     };
   });
 }

@@ -112,6 +112,11 @@ describe.each(['replay', 'live'] as const)('runtime traces, %s order', (order) =
     // Five tool steps, then the one tool-less call that asks for the answer (docs/runtime.md: `used` may
     // pass `limit` by exactly that call); the bar is full, not overflowing.
     expect([steps?.used, steps?.limit, steps?.fraction]).toEqual([6, 5, 1]);
+    // Read as the limit holding plus the final answer's call, not as "6 / 5".
+    expect(steps?.text).toBe('5 / 5 +1');
+    expect(steps?.over).toMatch(/final answer/);
+    // Bars that stayed within their limit read as before.
+    expect(bars.find((b) => b.kind === 'context_tokens')?.over).toBeNull();
     expect(child.toolCalls).toBe(beginsIn(run, child.id));
     expect(child.toolCalls).toBe(5);
   });
