@@ -20,6 +20,7 @@ const COMMANDS: &[&str] = &[
     "cancel_run",
     "cancel_node",
     "answer_approval",
+    "guard_close",
     "list_sessions",
     "load_session",
     "load_tool_output",

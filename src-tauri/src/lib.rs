@@ -48,6 +48,7 @@ pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         commands::runs::cancel_run,
         commands::runs::cancel_node,
         commands::runs::answer_approval,
+        commands::runs::guard_close,
         commands::history::list_sessions,
         commands::history::load_session,
         commands::history::load_tool_output,
@@ -62,9 +63,20 @@ pub fn setup<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
         .plugin(tauri_plugin_opener::init())
         .manage(state)
         .invoke_handler(invoke_handler())
+        .on_page_load(|webview, payload| {
+            // A new page has no close-requested listener until it registers one again.
+            if payload.event() == tauri::webview::PageLoadEvent::Started {
+                webview.state::<AppState>().set_close_guarded(false);
+            }
+        })
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let state = window.state::<AppState>();
+                // The page's close-requested listener already kept the window open (Tauri prevents
+                // the close when one is registered); it asks the person and closes it itself.
+                if state.close_guarded() {
+                    return;
+                }
                 if state.runs().cancel_all("window_closed") == 0 {
                     return;
                 }

@@ -3,6 +3,7 @@
 //! by a test with its own folders and an in-memory key store); there are no globals.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use canopy_config::{IndexedStore, SecretStore, Settings, SettingsStore};
@@ -66,6 +67,8 @@ pub struct AppState {
     warnings: Mutex<Vec<String>>,
     ollama_base_url: String,
     runs: Runs,
+    /// The page asks the person before the window closes (see [`AppState::set_close_guarded`]).
+    close_guarded: AtomicBool,
 }
 
 /// A poisoned lock only means another command panicked mid-update of plain data; the data is still
@@ -103,6 +106,7 @@ impl AppState {
             warnings: Mutex::new(warnings),
             ollama_base_url: setup.ollama_base_url,
             runs: Runs::default(),
+            close_guarded: AtomicBool::new(false),
         }
     }
 
@@ -178,6 +182,19 @@ impl AppState {
     /// Live runs and pending approvals.
     pub fn runs(&self) -> &Runs {
         &self.runs
+    }
+
+    /// Whether the page decides what a close request does (asks, cancels the runs itself, then
+    /// destroys the window). While it does, the window's close handler must not cancel runs on its own:
+    /// the person may answer "Keep working".
+    pub fn close_guarded(&self) -> bool {
+        self.close_guarded.load(Ordering::SeqCst)
+    }
+
+    /// Set by the page once its close-requested listener is in place; cleared when a page starts
+    /// loading (a reload drops that listener, so the handler's own cancel-and-wait applies again).
+    pub fn set_close_guarded(&self, on: bool) {
+        self.close_guarded.store(on, Ordering::SeqCst);
     }
 
     /// The trace folder of the open project.

@@ -202,6 +202,13 @@ pub async fn cancel_run(state: State<'_, AppState>, session_id: String) -> Comma
     Ok(live.runtime.cancel(&session_id, "user"))
 }
 
+/// Says whether the page handles the window's close requests itself (it asks before a running run is
+/// cancelled or unsaved settings are dropped). Until it does, closing cancels every run and waits.
+#[tauri::command]
+pub fn guard_close(state: State<'_, AppState>, on: bool) {
+    state.set_close_guarded(on);
+}
+
 /// Cancels one subagent and its descendants; its parent goes on. False when it is not running.
 #[tauri::command]
 pub async fn cancel_node(state: State<'_, AppState>, session_id: String) -> CommandResult<bool> {
