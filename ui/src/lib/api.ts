@@ -97,6 +97,14 @@ export interface Backend {
   setApiKey(slot: ModelSlot, key: string, baseUrl?: string): Promise<void>;
   deleteApiKey(slot: ModelSlot, baseUrl?: string): Promise<void>;
   apiKeyStatus(slot: ModelSlot, baseUrl?: string): Promise<KeyStatus>;
+  /**
+   * Calls `handler` when the person asks to close the window; when it returns true the window stays
+   * open (the page asks first, then calls `closeWindow`). While registered, the app no longer cancels
+   * runs on a close by itself. Resolves to an unsubscribe. No window in the browser preview: a no-op.
+   */
+  onCloseRequested(handler: () => boolean): Promise<() => void>;
+  /** Closes the window now, without another close request (the app exits with it). */
+  closeWindow(): Promise<void>;
 }
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -148,6 +156,31 @@ export const tauriBackend: Backend = {
   setApiKey: (slot, key, baseUrl) => call('set_api_key', { slot, key, baseUrl }),
   deleteApiKey: (slot, baseUrl) => call('delete_api_key', { slot, baseUrl }),
   apiKeyStatus: (slot, baseUrl) => call('api_key_status', { slot, baseUrl }),
+  onCloseRequested: async (handler) => {
+    const { getCurrentWindow } = await import('@tauri-apps/api/window');
+    const unlisten = await getCurrentWindow().onCloseRequested((e) => {
+      if (handler()) e.preventDefault();
+    });
+    try {
+      // Only once the listener is in place: until then the app's own close handler keeps runs safe.
+      await call('guard_close', { on: true });
+    } catch (e) {
+      unlisten();
+      throw e;
+    }
+    return () => {
+      unlisten();
+      void call('guard_close', { on: false }).catch(() => undefined);
+    };
+  },
+  closeWindow: async () => {
+    const { getCurrentWindow } = await import('@tauri-apps/api/window');
+    try {
+      await getCurrentWindow().destroy();
+    } catch (e) {
+      throw toApiError(e);
+    }
+  },
 };
 
 export function inTauri(): boolean {

@@ -495,6 +495,9 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       keys.delete(`${slot}@${originOf(slot, baseUrl).origin}`);
     },
     apiKeyStatus: async (slot, baseUrl) => keyStatus(slot, baseUrl),
+    // A browser tab has no window API to ask before closing: nothing to register, nothing to close.
+    onCloseRequested: async () => () => undefined,
+    closeWindow: async () => undefined,
   };
   return backend;
 }
