@@ -186,7 +186,7 @@ mod tests {
             .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
             .map(|p| p.replace('-', "_"))
             .collect();
-        assert_eq!(handler.len(), 25, "{handler:?}");
+        assert_eq!(handler.len(), 26, "{handler:?}");
         assert_eq!(
             handler, manifest,
             "build.rs COMMANDS differs from the handler"
@@ -204,7 +204,14 @@ mod tests {
             .collect();
         assert_eq!(
             others,
-            ["core:event:default", "dialog:allow-open"],
+            [
+                "core:event:default",
+                "dialog:allow-open",
+                // The page closes its own window after asking (closing with a run going or unsaved
+                // settings); `close` raises the same close request as the title bar.
+                "core:window:allow-destroy",
+                "core:window:allow-close"
+            ],
             "no fs or shell access"
         );
     }
