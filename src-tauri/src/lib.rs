@@ -70,6 +70,16 @@ pub fn setup<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
             }
         })
         .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event {
+                // The page closed the window itself (after asking). A run it did not stop, or that did
+                // not end within the page's wait, is cancelled here and given the same grace, so its
+                // trace ends `cancelled`, not `interrupted`, before the process exits.
+                let state = window.state::<AppState>();
+                if state.runs().cancel_all("window_closed") > 0 {
+                    tauri::async_runtime::block_on(state.runs().wait_idle(CLOSE_GRACE));
+                }
+                return;
+            }
             if let tauri::WindowEvent::CloseRequested { api, .. } = event {
                 let state = window.state::<AppState>();
                 // The page's close-requested listener already kept the window open (Tauri prevents
