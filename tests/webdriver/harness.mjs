@@ -176,6 +176,18 @@ export async function launch(cfg, projectPath, { startupTimeoutMs = 60000, env }
       if (alive(pid)) process.kill(pid, 'SIGKILL');
     }
   };
+  if (projectPath !== null) {
+    // Until the project has opened, its name is missing from the header and the tabs sit further left:
+    // a click aimed at a tab before then lands on its neighbour once the name appears.
+    try {
+      await waitFor(browser, 'the project named in the header', () =>
+        browser.execute(() => (document.querySelector('[data-testid="project-name"]')?.textContent ?? '').trim() !== ''),
+      );
+    } catch (e) {
+      await close();
+      throw e;
+    }
+  }
   return { browser, pid, close, appAlive: () => pid === null || alive(pid) };
 }
 
