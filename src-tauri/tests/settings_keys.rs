@@ -301,6 +301,32 @@ fn on_screen(provider: &str, base_url: &str, model: &str) -> serde_json::Value {
     })
 }
 
+/// `server` was asked `count` times and none of its requests carried `secret` (named `what` in the
+/// failure) or any credential header at all.
+#[track_caller]
+fn assert_no_credential(server: &MockServer, count: usize, secret: &str, what: &str) {
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        count,
+        "server B was not asked {count} times"
+    );
+    for request in &requests {
+        for (name, value) in &request.headers {
+            assert!(
+                !value.contains(secret),
+                "server B received {what} in `{name}`"
+            );
+        }
+        assert!(
+            !request.headers.contains_key("authorization")
+                && !request.headers.contains_key("x-api-key"),
+            "server B received a credential header: {:?}",
+            request.headers.keys().collect::<Vec<_>>()
+        );
+    }
+}
+
 #[test]
 fn a_key_stored_for_one_endpoint_is_never_sent_to_another() {
     const KEY: &str = "sk-only-for-server-a-1234567890";
@@ -357,22 +383,7 @@ fn a_key_stored_for_one_endpoint_is_never_sent_to_another() {
         );
         assert_eq!(at_b["ok"], json!(true), "{provider}: {at_b}");
     }
-    let requests = server_b.requests();
-    assert_eq!(requests.len(), 2, "server B was not asked twice");
-    for request in &requests {
-        for (name, value) in &request.headers {
-            assert!(
-                !value.contains(KEY),
-                "server B received the key of server A in `{name}`"
-            );
-        }
-        assert!(
-            !request.headers.contains_key("authorization")
-                && !request.headers.contains_key("x-api-key"),
-            "server B received a credential header: {:?}",
-            request.headers.keys().collect::<Vec<_>>()
-        );
-    }
+    assert_no_credential(&server_b, 2, KEY, "the key of server A");
     // List models asks the endpoint on screen, not the saved one.
     assert_eq!(
         t.ok(
@@ -482,22 +493,7 @@ fn an_environment_key_only_goes_to_the_endpoint_the_slot_runs_on() {
         );
         assert_eq!(at_b["ok"], json!(true), "{provider}: {at_b}");
     }
-    let requests = server_b.requests();
-    assert_eq!(requests.len(), 2, "server B was not asked twice");
-    for request in &requests {
-        for (name, value) in &request.headers {
-            assert!(
-                !value.contains(ENV_KEY),
-                "server B received the environment key in `{name}`"
-            );
-        }
-        assert!(
-            !request.headers.contains_key("authorization")
-                && !request.headers.contains_key("x-api-key"),
-            "server B received a credential header: {:?}",
-            request.headers.keys().collect::<Vec<_>>()
-        );
-    }
+    assert_no_credential(&server_b, 2, ENV_KEY, "the environment key");
 
     // List models at an unsaved endpoint that would accept the environment key: it is not sent,
     // so the endpoint refuses the listing.
