@@ -43,24 +43,38 @@ pub fn generated_file() -> String {
     )
 }
 
+/// Checks that a file the UI reads, generated from Rust (`relative` to this crate's folder), holds
+/// `expected`; with `CANOPY_BLESS` set it writes it instead. `why` says what changed and `test` names
+/// the test to re-run, for the failure message.
+#[cfg(test)]
+pub(crate) fn assert_generated_current(relative: &str, expected: &str, why: &str, test: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
+    if std::env::var_os("CANOPY_BLESS").is_some() {
+        if let Err(e) = std::fs::write(&path, expected) {
+            panic!("cannot write {}: {e}", path.display());
+        }
+        return;
+    }
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        actual == expected,
+        "{} is stale: {why}. Regenerate it with `CANOPY_BLESS=1 cargo test -p canopy-app {test}` \
+         and commit the result.",
+        path.display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn generated_types_are_current() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(GENERATED_PATH);
-        let expected = generated_file();
-        if std::env::var_os("CANOPY_BLESS").is_some() {
-            std::fs::write(&path, &expected).unwrap();
-            return;
-        }
-        let actual = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            actual == expected,
-            "{} is stale: the Rust types changed. Regenerate it with \
-             `CANOPY_BLESS=1 cargo test -p canopy-app generated_types` and commit the result.",
-            path.display()
+        assert_generated_current(
+            GENERATED_PATH,
+            &generated_file(),
+            "the Rust types changed",
+            "generated_types",
         );
     }
 

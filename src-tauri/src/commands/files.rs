@@ -676,18 +676,11 @@ mod tests {
 
     #[test]
     fn languages_json_is_current() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/languages.json");
-        let expected = format!("{}\n", serde_json::to_string(&language_ids()).unwrap());
-        if std::env::var_os("CANOPY_BLESS").is_some() {
-            std::fs::write(&path, &expected).unwrap();
-            return;
-        }
-        let actual = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            actual == expected,
-            "{} is stale: language_for changed. Regenerate it with \
-             `CANOPY_BLESS=1 cargo test -p canopy-app languages_json` and commit it.",
-            path.display()
+        crate::typescript::assert_generated_current(
+            "../ui/src/lib/languages.json",
+            &format!("{}\n", serde_json::to_string(&language_ids()).unwrap()),
+            "language_for changed",
+            "languages_json",
         );
     }
 
