@@ -4,6 +4,19 @@ import { createFakeBackend } from './fake';
 import { DEMO_ROOT } from './fixtures/demo';
 import { AppStore, FILE_MORE_LINES } from './store.svelte';
 
+/** The demo project open and the viewer on its long `src/tables.rs` at `line` (fake timers running). */
+async function opened(line: number) {
+  const be = createFakeBackend();
+  const app = new AppStore(be);
+  const open = app.openProject(DEMO_ROOT);
+  await vi.advanceTimersByTimeAsync(100);
+  await open;
+  const f = app.openFile('src/tables.rs', line, null);
+  await vi.advanceTimersByTimeAsync(100);
+  await f;
+  return { app, be };
+}
+
 // The file viewer holds a window of a long file and grows it as the person scrolls toward an edge.
 describe('file viewer window', () => {
   beforeEach(() => {
@@ -13,17 +26,6 @@ describe('file viewer window', () => {
     vi.useRealTimers();
   });
 
-  async function opened(line: number) {
-    const be = createFakeBackend();
-    const app = new AppStore(be);
-    const open = app.openProject(DEMO_ROOT);
-    await vi.advanceTimersByTimeAsync(100);
-    await open;
-    const f = app.openFile('src/tables.rs', line, null);
-    await vi.advanceTimersByTimeAsync(100);
-    await f;
-    return { app, be };
-  }
   async function more(app: AppStore, edge: 'before' | 'after'): Promise<boolean> {
     const p = app.loadMoreFile(edge);
     await vi.advanceTimersByTimeAsync(100);
@@ -100,14 +102,7 @@ describe('file viewer on a file that changed since it was opened', () => {
   });
 
   it('reloads at the same citation instead of splicing lines of two versions together', async () => {
-    const be = createFakeBackend();
-    const app = new AppStore(be);
-    const open = app.openProject(DEMO_ROOT);
-    await vi.advanceTimersByTimeAsync(100);
-    await open;
-    const first = app.openFile('src/tables.rs', 7001, null);
-    await vi.advanceTimersByTimeAsync(100);
-    await first;
+    const { app, be } = await opened(7001);
     const w0 = app.file?.window;
     if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
     const id0 = app.file?.id;
@@ -162,14 +157,7 @@ describe('file viewer on a file that changed since it was opened', () => {
   });
 
   it('reloads, rather than stopping with an error, when the file shrank below the lines asked for', async () => {
-    const be = createFakeBackend();
-    const app = new AppStore(be);
-    const open = app.openProject(DEMO_ROOT);
-    await vi.advanceTimersByTimeAsync(100);
-    await open;
-    const first = app.openFile('src/tables.rs', 3001, null);
-    await vi.advanceTimersByTimeAsync(100);
-    await first;
+    const { app, be } = await opened(3001);
     const w0 = app.file?.window;
     if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
     const last = w0.start_line + w0.lines.length - 1;
@@ -197,14 +185,7 @@ describe('file viewer on a file that changed since it was opened', () => {
   });
 
   it('keeps splicing when the line count is unchanged', async () => {
-    const be = createFakeBackend();
-    const app = new AppStore(be);
-    const open = app.openProject(DEMO_ROOT);
-    await vi.advanceTimersByTimeAsync(100);
-    await open;
-    const first = app.openFile('src/tables.rs', 7001, null);
-    await vi.advanceTimersByTimeAsync(100);
-    await first;
+    const { app } = await opened(7001);
     const id0 = app.file?.id;
     const p = app.loadMoreFile('before');
     await vi.advanceTimersByTimeAsync(100);

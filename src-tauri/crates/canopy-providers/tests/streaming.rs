@@ -468,19 +468,27 @@ async fn unknown_model_is_not_found() {
     }
 }
 
+/// The model ids `list_models` returns for `server` over `kind`'s wire format.
+async fn listed_ids(kind: ProviderKind, server: &MockServer) -> Vec<String> {
+    let client = client_for(config(kind, server)).unwrap();
+    client
+        .list_models()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.id)
+        .collect()
+}
+
 #[tokio::test]
 async fn list_models_in_both_shapes() {
     for kind in KINDS {
         let server = serve(vec![Turn::text("x")]).await;
-        let client = client_for(config(kind, &server)).unwrap();
-        let ids: Vec<String> = client
-            .list_models()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|m| m.id)
-            .collect();
-        assert_eq!(ids, vec!["mock-main", "mock-light"], "{kind:?}");
+        assert_eq!(
+            listed_ids(kind, &server).await,
+            vec!["mock-main", "mock-light"],
+            "{kind:?}"
+        );
     }
 }
 
@@ -494,15 +502,11 @@ async fn a_model_listed_twice_is_offered_once() {
         )
         .await
         .unwrap();
-        let client = client_for(config(kind, &server)).unwrap();
-        let ids: Vec<String> = client
-            .list_models()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|m| m.id)
-            .collect();
-        assert_eq!(ids, vec!["gpt-4o", "mock-main"], "{kind:?}");
+        assert_eq!(
+            listed_ids(kind, &server).await,
+            vec!["gpt-4o", "mock-main"],
+            "{kind:?}"
+        );
     }
 }
 
