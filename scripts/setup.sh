@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything Canopy needs to build, run and test on Debian/Ubuntu, skipping what is already
-# there: system packages (WebKitGTK, Xvfb, D-Bus, gnome-keyring, …), the UI's npm packages, the
+# there: system packages (WebKitGTK, Xvfb, D-Bus, gnome-keyring, bubblewrap for the Bash sandbox, …), the UI's npm packages, the
 # WebDriver test packages, and tauri-driver. Safe to run again; prints what it does.
 #
 #   scripts/setup.sh          everything (what scripts/test-all.sh needs)
@@ -13,7 +13,7 @@ app_only=false
 packages=(
   libwebkit2gtk-4.1-dev build-essential libssl-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   libdbus-1-dev pkg-config file xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-1-0
-  libsecret-tools keyutils imagemagick curl
+  libsecret-tools keyutils imagemagick curl bubblewrap
 )
 missing=()
 for p in "${packages[@]}"; do

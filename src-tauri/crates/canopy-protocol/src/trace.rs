@@ -50,6 +50,18 @@ pub enum PermissionMode {
     ReadonlySubagent,
 }
 
+/// How Bash commands are confined: the setting, and what a session recorded it ran with.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    /// Every Bash call runs in the OS sandbox (bubblewrap on Linux); where it cannot run, Bash is
+    /// refused with a message saying how to enable it.
+    #[default]
+    Required,
+    /// Bash runs with the person's full rights, without an OS sandbox (chosen explicitly in Settings).
+    Off,
+}
+
 /// The model a session actually uses.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct ModelInfo {
@@ -245,6 +257,10 @@ pub enum TraceEvent {
         tools: Vec<String>,
         /// The system prompt sent with every request.
         system_prompt: String,
+        /// How this session's Bash calls are confined; `null` in traces written before it was
+        /// recorded (those ran without a sandbox).
+        #[serde(default)]
+        bash_sandbox: Option<SandboxMode>,
     },
     /// A run begins: the user prompt (or the subagent's task prompt) enters the history.
     RunStarted {

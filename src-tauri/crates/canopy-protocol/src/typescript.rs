@@ -35,6 +35,7 @@ pub fn protocol_declarations() -> String {
         export_decl::<TraceRecord>(),
         export_decl::<AgentKind>(),
         export_decl::<PermissionMode>(),
+        export_decl::<SandboxMode>(),
         export_decl::<ModelInfo>(),
         export_decl::<Budgets>(),
         export_decl::<BudgetUsage>(),

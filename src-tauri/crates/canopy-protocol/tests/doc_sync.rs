@@ -176,6 +176,7 @@ fn samples() -> Vec<TraceEvent> {
             permission_mode: PermissionMode::ReadonlySubagent,
             tools: vec![s("Read")],
             system_prompt: s("sys"),
+            bash_sandbox: Some(SandboxMode::Required),
         },
         TraceEvent::RunStarted { prompt: s("p") },
         TraceEvent::ModelCallBegin {
@@ -431,6 +432,7 @@ fn every_enumeration_value_is_mentioned() {
     let values: Vec<Value> = [
         serde_json::to_value([AgentKind::Main, AgentKind::Subagent]),
         serde_json::to_value([PermissionMode::Main, PermissionMode::ReadonlySubagent]),
+        serde_json::to_value([SandboxMode::Required, SandboxMode::Off]),
         serde_json::to_value([ModelSlot::Main, ModelSlot::Light]),
         serde_json::to_value([ProviderKind::Openai, ProviderKind::Anthropic]),
         serde_json::to_value([

@@ -867,6 +867,7 @@ mod tests {
             permission_mode: PermissionMode::Main,
             tools: vec!["Read".into()],
             system_prompt: system_prompt.into(),
+            bash_sandbox: None,
         }
     }
 

@@ -15,6 +15,8 @@ mod args;
 mod error;
 mod fsutil;
 pub mod paths;
+pub mod sandbox;
+pub mod secrets;
 mod tools;
 pub mod truncate;
 mod walk;
@@ -41,10 +43,17 @@ pub struct ToolContext {
     pub session: Arc<SessionFiles>,
     /// Environment variable names never passed to child processes (API keys).
     pub env_denylist: Arc<Vec<String>>,
+    /// How Bash runs commands (the OS sandbox, the environment allowlist).
+    pub sandbox: Arc<sandbox::Sandbox>,
+    /// The person allowed this call to use the network (Bash with `network: true`).
+    pub network_allowed: bool,
+    /// Files withheld from the agent (Read refuses them, Grep and Glob skip them).
+    pub secrets: Arc<secrets::SecretFiles>,
 }
 
 impl ToolContext {
-    /// A context for `root` with a fresh session, a fresh cancellation token and an empty denylist.
+    /// A context for `root` with a fresh session, a fresh cancellation token, an empty denylist,
+    /// the sandbox required, no network and the default secret-file list.
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
             root: root.into(),
@@ -52,6 +61,9 @@ impl ToolContext {
             call_id: String::new(),
             session: Arc::new(SessionFiles::default()),
             env_denylist: Arc::new(Vec::new()),
+            sandbox: Arc::new(sandbox::Sandbox::default()),
+            network_allowed: false,
+            secrets: Arc::new(secrets::SecretFiles::default()),
         }
     }
 }
@@ -142,6 +154,11 @@ pub trait Tool: Send + Sync {
     fn mutates(&self) -> bool;
     /// One line saying what a call would do, for approval prompts ("Edit src/main.rs (3 lines)").
     fn summarize(&self, args: &serde_json::Value) -> String;
+    /// Whether this call asks for network access, which the person must allow for the call or the
+    /// session whatever the policy says (Bash with `network: true`).
+    fn wants_network(&self, _args: &serde_json::Value) -> bool {
+        false
+    }
     /// Runs the call. Errors are returned to the model as tool results; they never end a run.
     async fn run(
         &self,

@@ -3,16 +3,34 @@
 //! to run the blocking walk off the async runtime while answering a cancel at once.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use tokio_util::sync::CancellationToken;
 
+use crate::secrets::SecretFiles;
 use crate::{ToolContext, ToolError, ToolOutput};
 
-/// Gitignore rules apply even outside a git repository, hidden files are skipped, and `glob` (if
-/// any) whitelists file names like `rg -g`.
-pub(crate) fn walk_builder(start: &Path, glob: Option<&str>) -> Result<WalkBuilder, ToolError> {
+/// Gitignore rules apply even outside a git repository, hidden files are skipped, `glob` (if
+/// any) whitelists file names like `rg -g`, and secret files (relative to `root`) are never
+/// visited; a search started on one is refused.
+pub(crate) fn walk_builder(
+    start: &Path,
+    glob: Option<&str>,
+    root: &Path,
+    secrets: &Arc<SecretFiles>,
+) -> Result<WalkBuilder, ToolError> {
+    if let Ok(rel) = start.strip_prefix(root) {
+        if let Some(pattern) = secrets.withheld(rel) {
+            return Err(ToolError::Refused(crate::secrets::refusal(
+                &crate::paths::display_rel(rel),
+                pattern,
+            )));
+        }
+    }
     let mut builder = WalkBuilder::new(start);
+    let (root_owned, skip) = (root.to_path_buf(), Arc::clone(secrets));
+    builder.filter_entry(move |entry| !skip.withheld_abs(&root_owned, entry.path()));
     builder
         .hidden(true)
         .git_ignore(true)

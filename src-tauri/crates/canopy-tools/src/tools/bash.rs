@@ -1,9 +1,8 @@
-//! Bash: runs a shell command in the project root, in its own process group so a timeout or a
-//! cancel can kill everything it started (grandchildren included), with secrets kept out of its
-//! environment and its output capped.
+//! Bash: runs a shell command in the project root, inside the OS sandbox ([`crate::sandbox`]) unless
+//! the person turned it off, in its own process group so a timeout or a cancel can kill everything it
+//! started (grandchildren included), with an allowlisted environment and its output capped.
 
 use std::collections::VecDeque;
-use std::ffi::OsString;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -16,6 +15,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::sandbox::SandboxMode;
 use crate::truncate;
 use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -42,6 +42,9 @@ pub struct BashArgs {
     // Read from the raw arguments by `summarize` (approval prompts), never needed to run.
     #[allow(dead_code)]
     pub description: Option<String>,
+    /// Set true only when the command needs the network (installing packages, downloading, calling
+    /// a server). The person is asked to allow it; without it the command has no network at all.
+    pub network: Option<bool>,
 }
 
 /// The Bash tool.
@@ -59,7 +62,11 @@ impl Tool for BashTool {
             description: "Run a shell command (`bash -c`) in the project root. stdin is empty; \
                 stdout and stderr are returned (capped at 30000 characters) with the exit code. \
                 Default timeout 120000 ms, at most 600000; on timeout the command and everything \
-                it started are killed. Use Read/Grep/Glob/Edit instead of cat/grep/find/sed."
+                it started are killed. Commands run in a sandbox: only the project folder and a \
+                private /tmp are writable, credentials in the home folder are hidden, there is no \
+                network unless you set `network: true` (the person is asked to allow it), and \
+                background processes are stopped when the command ends. Use \
+                Read/Grep/Glob/Edit instead of cat/grep/find/sed."
                 .to_string(),
             parameters: args::schema::<BashArgs>(),
         }
@@ -73,10 +80,19 @@ impl Tool for BashTool {
         let command = args::str_field(args, "command").unwrap_or("?");
         let first_line = command.lines().next().unwrap_or("");
         let shown = truncate::cap_line(first_line, 120);
-        match args::str_field(args, "description") {
+        let line = match args::str_field(args, "description") {
             Some(d) if !d.trim().is_empty() => format!("Bash: {d} (`{shown}`)"),
             _ => format!("Bash `{shown}`"),
+        };
+        if self.wants_network(args) {
+            format!("{line} — wants network access")
+        } else {
+            line
         }
+    }
+
+    fn wants_network(&self, args: &serde_json::Value) -> bool {
+        args.get("network").and_then(serde_json::Value::as_bool) == Some(true)
     }
 
     async fn run(
@@ -96,7 +112,18 @@ impl Tool for BashTool {
                 "field `command`: must not be empty".to_string(),
             ));
         }
-        run_command(&args.command, timeout_ms, ctx).await
+        let wants_network = args.network == Some(true);
+        if wants_network && !ctx.network_allowed {
+            return Err(ToolError::Refused(
+                "network access was not allowed for this command; run it without `network: true`, \
+                 or ask the person to allow network for it"
+                    .to_string(),
+            ));
+        }
+        if ctx.sandbox.mode == SandboxMode::Required {
+            ctx.sandbox.ensure_available(&ctx.root).await?;
+        }
+        run_command(&args.command, timeout_ms, wants_network, ctx).await
     }
 }
 
@@ -107,16 +134,6 @@ pub fn is_secret_env(name: &str, denylist: &[String]) -> bool {
         || upper.ends_with("_API_KEY")
         || upper.ends_with("_TOKEN")
         || upper.contains("SECRET")
-}
-
-fn child_env(denylist: &[String]) -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
-        .filter(|(name, _)| match name.to_str() {
-            Some(name) => !is_secret_env(name, denylist),
-            // A name that is not UTF-8 cannot be checked against the list; leave it out.
-            None => false,
-        })
-        .collect()
 }
 
 /// Kills the process group when dropped while armed, so a dropped future (the runtime giving up on
@@ -153,21 +170,23 @@ enum Ending {
 async fn run_command(
     command: &str,
     timeout_ms: u64,
+    network: bool,
     ctx: &ToolContext,
 ) -> Result<ToolOutput, ToolError> {
-    let mut child = tokio::process::Command::new("bash")
-        .arg("-c")
-        .arg(command)
-        .current_dir(&ctx.root)
-        .env_clear()
-        .envs(child_env(&ctx.env_denylist))
+    let (mut cmd, marker) =
+        ctx.sandbox
+            .command(&ctx.root, command, network, &ctx.env_denylist, &ctx.call_id);
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| ToolError::Failed(format!("could not start bash: {e}")))?;
+        .map_err(|e| match marker {
+            Some(_) => ToolError::Failed(format!("could not start the sandbox: {e}")),
+            None => ToolError::Failed(format!("could not start bash: {e}")),
+        })?;
     let pid = child
         .id()
         .and_then(|id| i32::try_from(id).ok())
@@ -201,7 +220,8 @@ async fn run_command(
                 guard.disarm();
             } else if guard.kill() {
                 notes.push(
-                    "[background processes that kept the output open were killed when the command exited]",
+                    "[background processes that kept the output open were killed when the command exited]"
+                        .to_string(),
                 );
             }
         }
@@ -220,7 +240,12 @@ async fn run_command(
         }
     }
     let stdout = std::mem::take(&mut *lock(&out_buf));
-    let stderr = std::mem::take(&mut *lock(&err_buf));
+    let mut stderr = std::mem::take(&mut *lock(&err_buf));
+    if let Some(left) = marker.and_then(|m| stderr.strip_marker(m.as_bytes())) {
+        notes.push(format!(
+            "[background processes still running when the command exited were stopped: {left} (nothing outlives a Bash call; run a server and its client in the same command)]"
+        ));
+    }
 
     let body = render(&stdout, &stderr);
     match ending {
@@ -239,7 +264,7 @@ async fn run_command(
             content.push('\n');
             content.push_str(&body);
             for note in notes {
-                content.push_str(note);
+                content.push_str(&note);
                 content.push('\n');
             }
             Ok(ToolOutput::text(content))
@@ -311,6 +336,27 @@ impl Captured {
         self.head.len() + self.tail.len()
     }
 
+    /// Removes the sandbox wrapper's note from the end of the stream (it is written last, after
+    /// everything the command wrote) and returns the count it carries.
+    fn strip_marker(&mut self, marker: &[u8]) -> Option<u64> {
+        const LOOK_BACK: usize = 128;
+        let mut end: Vec<u8> = Vec::with_capacity(LOOK_BACK);
+        let from_tail = self.tail.len().min(LOOK_BACK);
+        let from_head = (LOOK_BACK - from_tail).min(self.head.len());
+        end.extend_from_slice(&self.head[self.head.len() - from_head..]);
+        end.extend(self.tail.iter().skip(self.tail.len() - from_tail));
+        let at = end.windows(marker.len()).rposition(|w| w == marker)?;
+        let rest = std::str::from_utf8(&end[at + marker.len()..]).ok()?;
+        let count: u64 = rest.strip_suffix('\n')?.parse().ok()?;
+        let mut remove = end.len() - at;
+        while remove > 0 && self.tail.pop_back().is_some() {
+            remove -= 1;
+        }
+        let keep = self.head.len() - remove;
+        self.head.truncate(keep);
+        Some(count)
+    }
+
     /// At most `limit` bytes: the start and the end, with a marker for the middle.
     fn render(&self, limit: usize) -> String {
         let tail: Vec<u8> = self.tail.iter().copied().collect();
@@ -378,12 +424,12 @@ fn render(stdout: &Captured, stderr: &Captured) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::tools::test_util::{project, run};
     use serde_json::json;
 
-    fn alive(pid: i32) -> bool {
+    pub(crate) fn alive(pid: i32) -> bool {
         // A killed process may linger as a zombie until its new parent reaps it; that is dead too.
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Ok(stat) => {
@@ -394,7 +440,27 @@ mod tests {
         }
     }
 
-    async fn wait_dead(pid: i32) -> bool {
+    /// The host PID of the process whose command line is exactly `args` (a sandboxed command only
+    /// knows PIDs inside its own namespace, so the tests find theirs by a unique `sleep` argument).
+    pub(crate) fn host_pids(args: &[&str]) -> Vec<i32> {
+        let want: Vec<u8> = args.iter().flat_map(|a| a.bytes().chain([0])).collect();
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            if std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == want) && alive(pid) {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    pub(crate) async fn wait_dead(pid: i32) -> bool {
         for _ in 0..50 {
             if !alive(pid) {
                 return true;
@@ -437,7 +503,7 @@ mod tests {
         let err = run(
             &BashTool,
             &ctx,
-            json!({"command": "sleep 100 & echo $! > bg.pid; echo started; sleep 100", "timeout_ms": 700}),
+            json!({"command": "sleep 100.0101 & echo $! > bg.pid; echo started; sleep 100", "timeout_ms": 700}),
         )
         .await
         .unwrap_err();
@@ -461,14 +527,21 @@ mod tests {
             msg.contains("started"),
             "output before the kill is kept: {msg}"
         );
-        let pid: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
+        let _: i32 = std::fs::read_to_string(dir.path().join("bg.pid"))
             .unwrap()
             .trim()
             .parse()
-            .unwrap();
+            .expect("the background sleep started");
+        for _ in 0..50 {
+            if host_pids(&["sleep", "100.0101"]).is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let left = host_pids(&["sleep", "100.0101"]);
         assert!(
-            wait_dead(pid).await,
-            "background sleep {pid} survived the timeout"
+            left.is_empty(),
+            "background sleep {left:?} survived the timeout"
         );
     }
 
@@ -481,7 +554,7 @@ mod tests {
             async move {
                 BashTool
                     .run(
-                        json!({"command": "sleep 100 & echo $! > bg.pid; sleep 100"}),
+                        json!({"command": "sleep 100.0102 & echo $! > bg.pid; sleep 100"}),
                         &ctx,
                     )
                     .await
@@ -494,11 +567,14 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let pid: i32 = std::fs::read_to_string(&pid_file)
+        let _: i32 = std::fs::read_to_string(&pid_file)
             .unwrap()
             .trim()
             .parse()
             .unwrap();
+        let pids = host_pids(&["sleep", "100.0102"]);
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        let pid = pids[0];
         assert!(alive(pid));
         cancel.cancel();
         let result = tokio::time::timeout(Duration::from_secs(5), task)

@@ -2,7 +2,7 @@
 //! gitignore-aware parallel walk as Grep, newest first so recently touched files come up top.
 
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
@@ -13,6 +13,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
+use crate::secrets::SecretFiles;
 use crate::walk;
 use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 
@@ -72,11 +73,20 @@ impl Tool for GlobTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GlobArgs = args::parse(args)?;
-        walk::run_cancellable(ctx, "glob", move |root, cancel| glob(root, &args, cancel)).await
+        let secrets = Arc::clone(&ctx.secrets);
+        walk::run_cancellable(ctx, "glob", move |root, cancel| {
+            glob(root, &args, &secrets, cancel)
+        })
+        .await
     }
 }
 
-fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+fn glob(
+    root: &Path,
+    args: &GlobArgs,
+    secrets: &Arc<SecretFiles>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
     if max_results == 0 {
         return Err(ToolError::InvalidArguments(
@@ -106,34 +116,38 @@ fn glob(root: &Path, args: &GlobArgs, cancel: &CancellationToken) -> Result<Tool
 
     let found: Mutex<Vec<(SystemTime, String)>> = Mutex::new(Vec::new());
     let start = target.abs.as_path();
-    walk::visit_files(&walk::walk_builder(start, None)?, cancel, || {
-        let matcher = &matcher;
-        let found = &found;
-        let root = &root;
-        let mut flush = FlushOnDrop {
-            local: Vec::new(),
-            into: found,
-        };
-        move |entry: &ignore::DirEntry| {
-            let path = entry.path();
-            let is_match = if name_only {
-                path.file_name().is_some_and(|n| matcher.is_match(n))
-            } else {
-                path.strip_prefix(start)
-                    .is_ok_and(|rel| matcher.is_match(rel))
+    walk::visit_files(
+        &walk::walk_builder(start, None, &root, secrets)?,
+        cancel,
+        || {
+            let matcher = &matcher;
+            let found = &found;
+            let root = &root;
+            let mut flush = FlushOnDrop {
+                local: Vec::new(),
+                into: found,
             };
-            if is_match {
-                // Only matches pay for a stat; the walk itself never needs one.
-                let mtime = entry
-                    .metadata()
-                    .ok()
-                    .and_then(|m| m.modified().ok())
-                    .unwrap_or(SystemTime::UNIX_EPOCH);
-                let rel = path.strip_prefix(root).unwrap_or(path);
-                flush.local.push((mtime, paths::display_rel(rel)));
+            move |entry: &ignore::DirEntry| {
+                let path = entry.path();
+                let is_match = if name_only {
+                    path.file_name().is_some_and(|n| matcher.is_match(n))
+                } else {
+                    path.strip_prefix(start)
+                        .is_ok_and(|rel| matcher.is_match(rel))
+                };
+                if is_match {
+                    // Only matches pay for a stat; the walk itself never needs one.
+                    let mtime = entry
+                        .metadata()
+                        .ok()
+                        .and_then(|m| m.modified().ok())
+                        .unwrap_or(SystemTime::UNIX_EPOCH);
+                    let rel = path.strip_prefix(root).unwrap_or(path);
+                    flush.local.push((mtime, paths::display_rel(rel)));
+                }
             }
-        }
-    });
+        },
+    );
     let mut found = found.into_inner().unwrap_or_else(PoisonError::into_inner);
     if found.is_empty() {
         return Ok(ToolOutput::text(format!(

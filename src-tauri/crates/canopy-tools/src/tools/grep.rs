@@ -5,7 +5,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
 use canopy_protocol::ToolSpec;
@@ -18,6 +18,7 @@ use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
+use crate::secrets::SecretFiles;
 use crate::truncate;
 use crate::walk;
 use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
@@ -108,7 +109,11 @@ impl Tool for GrepTool {
         ctx: &ToolContext,
     ) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = args::parse(args)?;
-        walk::run_cancellable(ctx, "grep", move |root, cancel| grep(root, &args, cancel)).await
+        let secrets = Arc::clone(&ctx.secrets);
+        walk::run_cancellable(ctx, "grep", move |root, cancel| {
+            grep(root, &args, &secrets, cancel)
+        })
+        .await
     }
 }
 
@@ -121,7 +126,12 @@ struct FileHit {
     content: Option<Vec<u8>>,
 }
 
-fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<ToolOutput, ToolError> {
+fn grep(
+    root: &Path,
+    args: &GrepArgs,
+    secrets: &Arc<SecretFiles>,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
     if max_results == 0 {
         return Err(ToolError::InvalidArguments(
@@ -141,7 +151,7 @@ fn grep(root: &Path, args: &GrepArgs, cancel: &CancellationToken) -> Result<Tool
         .build(&args.pattern)
         .map_err(|e| ToolError::InvalidArguments(format!("field `pattern`: {e}")))?;
 
-    let walker = walk::walk_builder(&target.abs, args.glob.as_deref())?;
+    let walker = walk::walk_builder(&target.abs, args.glob.as_deref(), &root, secrets)?;
     let hits: Mutex<Vec<FileHit>> = Mutex::new(Vec::new());
     let budget = AtomicUsize::new(CONTENT_BUDGET_BYTES);
     let mode = args.output_mode;

@@ -99,6 +99,7 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         ));
     }
     let resolved = paths::resolve(&ctx.root, &args.path, Access::Read)?;
+    ctx.secrets.check(&ctx.root, &args.path, &resolved.abs)?;
     let shown = &resolved.display;
     let meta = std::fs::metadata(&resolved.abs).map_err(|err| match err.kind() {
         std::io::ErrorKind::NotFound => ToolError::NotFound(format!("`{shown}` does not exist")),
