@@ -41,7 +41,8 @@ enum Command {
         /// Where trace files go (default: the app's data dir, per project).
         #[arg(long)]
         trace_dir: Option<PathBuf>,
-        /// Tools allowed without asking, comma-separated: edit, write, bash (others that need approval are denied).
+        /// Tools allowed without asking, comma-separated: edit, write, bash, task, and `network` to let
+        /// Bash calls that ask for the network have it (others that need approval are denied).
         #[arg(long, value_delimiter = ',')]
         allow: Vec<String>,
         /// Print a JSON summary instead of the answer.
@@ -177,8 +178,9 @@ fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
             "write" => Ok("Write".to_string()),
             "bash" => Ok("Bash".to_string()),
             "task" => Ok("Task".to_string()),
+            "network" => Ok(canopy_runtime::gate::NETWORK.to_string()),
             other => Err(format!(
-                "--allow: unknown tool `{other}` (use edit, write, bash, task)"
+                "--allow: unknown tool `{other}` (use edit, write, bash, task, network)"
             )),
         })
         .collect()

@@ -21,8 +21,8 @@ pub use keys::{
 };
 pub use paths::{config_dir, data_dir, trace_dir_for_project, trace_dir_in};
 pub use settings::{
-    presets, ModelSlotConfig, PermissionPolicy, PolicyAction, Preset, ProfileOverrides, Settings,
-    SETTINGS_VERSION,
+    presets, ModelSlotConfig, PermissionPolicy, PolicyAction, Preset, ProfileOverrides,
+    SandboxSettings, Settings, DEFAULT_SECRET_FILES, SETTINGS_VERSION,
 };
 pub use store::{LoadReport, SettingsStore};
 
@@ -37,6 +37,7 @@ pub fn settings_declarations() -> String {
         export_decl::<ProfileOverrides>(),
         export_decl::<PermissionPolicy>(),
         export_decl::<PolicyAction>(),
+        export_decl::<SandboxSettings>(),
         export_decl::<Preset>(),
         export_decl::<KeyStatus>(),
         export_decl::<KeyState>(),

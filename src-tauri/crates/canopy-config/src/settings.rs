@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use canopy_protocol::{Budgets, ModelSlot, ProviderKind};
+use canopy_protocol::{Budgets, ModelSlot, ProviderKind, SandboxMode};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -38,6 +38,54 @@ pub struct Settings {
     /// completed; a FAIL sends its reasons back to the main agent once.
     #[serde(default)]
     pub verification_gate: bool,
+    /// How Bash commands are confined, and which extra environment variables they get.
+    #[serde(default)]
+    pub sandbox: SandboxSettings,
+    /// Files withheld from the agents: `.gitignore`-style patterns, `!pattern` for an exception.
+    /// Subagents always get the defaults and never the exceptions.
+    #[serde(default = "default_withheld_files")]
+    pub withheld_files: Vec<String>,
+}
+
+/// The Bash sandbox settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SandboxSettings {
+    /// `required` (the default): Bash runs in the OS sandbox or is refused. `off`: Bash runs with
+    /// the person's full rights, marked on every Bash card.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// Environment variable names passed to commands on top of the built-in allowlist (PATH, HOME,
+    /// LANG, TERM, …). The model API key variables are never passed.
+    #[serde(default)]
+    pub env_allowlist: Vec<String>,
+}
+
+/// The secret-file list a new settings file starts with (the same as the tools' built-in list).
+pub const DEFAULT_SECRET_FILES: &[&str] = &[
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh",
+    ".gnupg",
+    ".aws/credentials",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    "secrets.*",
+    "credentials.json",
+];
+
+fn default_withheld_files() -> Vec<String> {
+    DEFAULT_SECRET_FILES.iter().map(|s| s.to_string()).collect()
 }
 
 fn default_parallelism() -> u32 {
@@ -54,6 +102,8 @@ impl Default for Settings {
             parallelism: default_parallelism(),
             permissions: PermissionPolicy::default(),
             verification_gate: false,
+            sandbox: SandboxSettings::default(),
+            withheld_files: default_withheld_files(),
         }
     }
 }
@@ -313,8 +363,42 @@ impl Settings {
         for (name, overrides) in &self.profiles {
             validate_profile(name, overrides)?;
         }
+        for (i, name) in self.sandbox.env_allowlist.iter().enumerate() {
+            let valid = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid {
+                return Err(ConfigError::invalid(
+                    format!("sandbox.env_allowlist[{i}]"),
+                    format!("`{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"),
+                ));
+            }
+        }
+        for (i, pattern) in self.withheld_files.iter().enumerate() {
+            validate_secret_pattern(pattern)
+                .map_err(|reason| ConfigError::invalid(format!("withheld_files[{i}]"), reason))?;
+        }
         Ok(())
     }
+}
+
+/// `Ok` for a pattern the tools can compile (the same glob syntax, `!` for an exception).
+fn validate_secret_pattern(raw: &str) -> Result<(), String> {
+    let pat = raw.trim();
+    let pat = pat.strip_prefix('!').unwrap_or(pat).trim();
+    let pat = pat.strip_prefix('/').unwrap_or(pat).trim_end_matches('/');
+    if pat.is_empty() {
+        return Err(format!(
+            "`{raw}` is empty; remove the line or write a pattern such as `.env*`"
+        ));
+    }
+    globset::GlobBuilder::new(pat)
+        .literal_separator(true)
+        .build()
+        .map(|_| ())
+        .map_err(|e| format!("`{raw}` is not a valid pattern: {e}"))
 }
 
 impl ModelSlotConfig {
@@ -446,6 +530,39 @@ mod tests {
         assert_eq!(s.permissions.bash, PolicyAction::Ask);
         assert_eq!(s.permissions.task, PolicyAction::Allow);
         assert!(s.light.is_none());
+        assert_eq!(s.sandbox.mode, SandboxMode::Required);
+        assert!(s.withheld_files.iter().any(|p| p == ".env*"));
+    }
+
+    #[test]
+    fn a_file_without_the_sandbox_fields_gets_the_safe_defaults() {
+        let mut v = serde_json::to_value(Settings::default()).unwrap();
+        let map = v.as_object_mut().unwrap();
+        map.remove("sandbox");
+        map.remove("withheld_files");
+        let s: Settings = serde_json::from_value(v).unwrap();
+        assert_eq!(s.sandbox.mode, SandboxMode::Required);
+        assert_eq!(s.withheld_files, default_withheld_files());
+    }
+
+    #[test]
+    fn bad_sandbox_and_secret_file_entries_name_the_field() {
+        let mut s = Settings::default();
+        s.sandbox.env_allowlist = vec!["GOPATH".into(), "MY VAR".into()];
+        let m = message(&s);
+        assert!(m.contains("sandbox.env_allowlist[1]"), "{m}");
+        assert!(m.contains("`MY VAR` is not a variable name"), "{m}");
+        let mut s = Settings::default();
+        s.withheld_files.push("keys/[".into());
+        let m = message(&s);
+        assert!(
+            m.contains(&format!("withheld_files[{}]", DEFAULT_SECRET_FILES.len())),
+            "{m}"
+        );
+        assert!(m.contains("`keys/[` is not a valid pattern"), "{m}");
+        let mut s = Settings::default();
+        s.withheld_files.push("!".into());
+        assert!(message(&s).contains("is empty"));
     }
 
     #[test]

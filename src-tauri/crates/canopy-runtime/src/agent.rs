@@ -191,6 +191,7 @@ impl AgentCtx {
             permission_mode: self.gate.mode(),
             tools: self.tools.iter().map(|t| t.name().to_string()).collect(),
             system_prompt: self.profile.system_prompt().to_string(),
+            bash_sandbox: Some(self.runtime.settings.sandbox_mode),
         });
     }
 
@@ -1269,7 +1270,11 @@ async fn run_one(
         Ok(other) => return done(ToolStatus::Error, format!("Error: arguments must be a JSON object, got {other}")),
         Err(e) => return done(ToolStatus::Error, format!("Error: arguments are not valid JSON ({e}); send one JSON object matching the tool's schema")),
     };
-    match ctx.gate.precheck(&call.name, tool.mutates()) {
+    let wants_network = tool.wants_network(&args);
+    match ctx
+        .gate
+        .precheck_call(&call.name, tool.mutates(), wants_network)
+    {
         Precheck::Decided {
             decision,
             source,
@@ -1300,6 +1305,7 @@ async fn run_one(
                 tool: call.name.clone(),
                 summary,
                 arguments: args.clone(),
+                network: wants_network,
             };
             let answer = tokio::select! {
                 a = ctx.gate.ask(request) => a,
@@ -1340,6 +1346,12 @@ async fn run_one(
         call_id: call.id.clone(),
         session: ctx.files.clone(),
         env_denylist: Arc::new(ctx.runtime.settings.env_denylist.clone()),
+        sandbox: ctx.runtime.sandbox.clone(),
+        network_allowed: wants_network,
+        secrets: match ctx.agent {
+            AgentKind::Main => ctx.runtime.withheld.clone(),
+            AgentKind::Subagent => ctx.runtime.withheld_for_subagents.clone(),
+        },
     };
     // A call that reaches this point after its batch was cancelled never starts.
     if cancel.is_cancelled() {

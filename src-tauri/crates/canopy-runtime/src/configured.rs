@@ -109,6 +109,9 @@ pub fn runtime_settings(settings: &Settings) -> RuntimeSettings {
         policy: settings.permissions,
         parallelism: settings.parallelism.max(1) as usize,
         verification_gate: settings.verification_gate,
+        sandbox_mode: settings.sandbox.mode,
+        sandbox_env: settings.sandbox.env_allowlist.clone(),
+        withheld_files: settings.withheld_files.clone(),
         ..RuntimeSettings::default()
     };
     if let Ok(builtins) = builtin_profiles() {

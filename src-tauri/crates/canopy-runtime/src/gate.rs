@@ -1,7 +1,9 @@
 //! The permission gate every tool call passes before it runs. Read-only tools in the profile's
 //! allowlist pass; mutating tools and `Task` are decided by the policy (allow / ask / deny), and "ask"
 //! goes to an [`Approver`]. A read-only subagent's gate denies everything that mutates and `Task`,
-//! whatever the policy says, so a mis-registered tool is still refused.
+//! whatever the policy says, so a mis-registered tool is still refused. A call that wants the
+//! network (Bash with `network: true`) is asked about even when the policy allows the tool, unless
+//! the person allowed network for the session.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -36,6 +38,8 @@ pub struct ApprovalRequest {
     pub summary: String,
     /// The call's arguments.
     pub arguments: serde_json::Value,
+    /// The call asks for network access (the card says so; "allow for session" covers it too).
+    pub network: bool,
 }
 
 /// The person's answer.
@@ -58,7 +62,11 @@ pub trait Approver: Send + Sync {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer;
 }
 
-/// An approver for headless use: allows the named tools, denies the rest.
+/// The name `FlagApprover` takes for "calls that want the network may have it" (`--allow network`).
+pub const NETWORK: &str = "network";
+
+/// An approver for headless use: allows the named tools, denies the rest; a call that wants the
+/// network also needs [`NETWORK`] among the names.
 pub struct FlagApprover {
     allowed: HashSet<String>,
 }
@@ -75,6 +83,9 @@ impl FlagApprover {
 #[async_trait]
 impl Approver for FlagApprover {
     async fn approve(&self, request: ApprovalRequest) -> ApprovalAnswer {
+        if request.network && !self.allowed.contains(NETWORK) {
+            return ApprovalAnswer::Deny;
+        }
         if self.allowed.contains(&request.tool) {
             ApprovalAnswer::AllowOnce
         } else {
@@ -183,6 +194,39 @@ impl Gate {
         }
     }
 
+    /// [`Gate::precheck`] for a call that may want the network: such a call is asked about unless
+    /// the person allowed network for this tool in the session, whatever the policy says.
+    pub fn precheck_call(&self, tool: &str, mutates: bool, network: bool) -> Precheck {
+        let base = self.precheck(tool, mutates);
+        if !network {
+            return base;
+        }
+        match base {
+            Precheck::Decided {
+                decision: Decision::Deny,
+                ..
+            } => base,
+            _ if self.has_rule(&network_rule(tool)) => Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::SessionRule,
+                reason: format!("`{tool}` with network was allowed for this session"),
+            },
+            _ if self.approver.is_none() => Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::NoApprover,
+                reason: format!("`{tool}` wants network access, which needs the person's approval, and nobody can answer (headless: pass --allow {},network)", tool.to_lowercase()),
+            },
+            _ => Precheck::Ask,
+        }
+    }
+
+    fn has_rule(&self, rule: &str) -> bool {
+        self.session_rules
+            .lock()
+            .map(|r| r.contains(rule))
+            .unwrap_or(false)
+    }
+
     /// Asks the approver and records a session rule for "allow for session".
     pub async fn ask(
         &self,
@@ -197,6 +241,7 @@ impl Gate {
             );
         };
         let tool = request.tool.clone();
+        let network = request.network;
         match approver.approve(request).await {
             ApprovalAnswer::AllowOnce => (
                 Decision::Allow,
@@ -207,12 +252,16 @@ impl Gate {
             ApprovalAnswer::AllowSession => {
                 if let Ok(mut rules) = self.session_rules.lock() {
                     rules.insert(tool.clone());
+                    if network {
+                        rules.insert(network_rule(&tool));
+                    }
                 }
+                let what = if network { " with network" } else { "" };
                 (
                     Decision::Allow,
                     DecisionSource::User,
                     Some(ApprovalScope::Session),
-                    format!("`{tool}` approved for this session"),
+                    format!("`{tool}`{what} approved for this session"),
                 )
             }
             ApprovalAnswer::Deny => (
@@ -223,6 +272,11 @@ impl Gate {
             ),
         }
     }
+}
+
+/// The session rule that lets `tool` use the network without asking again.
+fn network_rule(tool: &str) -> String {
+    format!("{tool}+{NETWORK}")
 }
 
 #[cfg(test)]
@@ -293,6 +347,7 @@ mod tests {
                 tool: "Edit".into(),
                 summary: String::new(),
                 arguments: serde_json::Value::Null,
+                network: false,
             })
             .await;
         assert_eq!(
@@ -311,6 +366,77 @@ mod tests {
             }
         ));
         assert_eq!(gate.precheck("Bash", true), Precheck::Ask);
+    }
+
+    #[tokio::test]
+    async fn network_is_asked_for_even_when_the_policy_allows_the_tool() {
+        let allow_all = Policy {
+            edit: PolicyAction::Allow,
+            write: PolicyAction::Allow,
+            bash: PolicyAction::Allow,
+            task: PolicyAction::Allow,
+        };
+        let gate = Gate::new(
+            PermissionMode::Main,
+            allow_all,
+            all(),
+            Some(Arc::new(AlwaysSession)),
+        );
+        assert!(matches!(
+            gate.precheck_call("Bash", true, false),
+            Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::Policy,
+                ..
+            }
+        ));
+        assert_eq!(gate.precheck_call("Bash", true, true), Precheck::Ask);
+        let request = |network| ApprovalRequest {
+            session_id: "s".into(),
+            call_id: "c".into(),
+            tool: "Bash".into(),
+            summary: String::new(),
+            arguments: serde_json::Value::Null,
+            network,
+        };
+        // Allowing plain Bash for the session does not allow network.
+        gate.ask(request(false)).await;
+        assert_eq!(gate.precheck_call("Bash", true, true), Precheck::Ask);
+        let (_, _, _, reason) = gate.ask(request(true)).await;
+        assert_eq!(reason, "`Bash` with network approved for this session");
+        assert!(matches!(
+            gate.precheck_call("Bash", true, true),
+            Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::SessionRule,
+                ..
+            }
+        ));
+
+        // Headless without an approver: refused, saying which flag allows it.
+        let headless = Gate::new(PermissionMode::Main, allow_all, all(), None);
+        match headless.precheck_call("Bash", true, true) {
+            Precheck::Decided {
+                decision: Decision::Deny,
+                source: DecisionSource::NoApprover,
+                reason,
+            } => {
+                assert!(reason.contains("--allow bash,network"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        // The flag approver needs `network` as well as the tool.
+        let flags = FlagApprover::new(["Bash".to_string()]);
+        assert_eq!(flags.approve(request(true)).await, ApprovalAnswer::Deny);
+        assert_eq!(
+            flags.approve(request(false)).await,
+            ApprovalAnswer::AllowOnce
+        );
+        let flags = FlagApprover::new(["Bash".to_string(), NETWORK.to_string()]);
+        assert_eq!(
+            flags.approve(request(true)).await,
+            ApprovalAnswer::AllowOnce
+        );
     }
 
     struct AlwaysSession;

@@ -7,10 +7,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use canopy_protocol::{
-    AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SecretString,
+    AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SandboxMode, SecretString,
     TerminalReason, TraceRecord, Usage,
 };
 use canopy_providers::ModelClient;
+use canopy_tools::sandbox::Sandbox;
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::Tool;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
@@ -76,6 +78,13 @@ pub struct RuntimeSettings {
     pub profile_overrides: HashMap<String, (Budgets, ModelSlot)>,
     /// Environment variables never passed to Bash (API keys).
     pub env_denylist: Vec<String>,
+    /// Whether Bash must run in the OS sandbox (the default) or runs without one.
+    pub sandbox_mode: SandboxMode,
+    /// Variables passed to Bash on top of the built-in allowlist.
+    pub sandbox_env: Vec<String>,
+    /// Secret-file patterns for the main agent; subagents get these (without exceptions) and the
+    /// defaults whatever they say.
+    pub withheld_files: Vec<String>,
 }
 
 impl Default for RuntimeSettings {
@@ -89,6 +98,12 @@ impl Default for RuntimeSettings {
             final_call_grace_ms: 60_000,
             profile_overrides: HashMap::new(),
             env_denylist: vec!["CANOPY_MAIN_API_KEY".into(), "CANOPY_LIGHT_API_KEY".into()],
+            sandbox_mode: SandboxMode::Required,
+            sandbox_env: Vec::new(),
+            withheld_files: canopy_tools::secrets::DEFAULT_PATTERNS
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
         }
     }
 }
@@ -104,6 +119,11 @@ pub struct Runtime {
     models: Arc<dyn ModelResolver>,
     tools: Vec<Arc<dyn Tool>>,
     redactor: Arc<Redactor>,
+    /// How Bash runs; shared so bubblewrap is probed once per runtime.
+    sandbox: Arc<Sandbox>,
+    /// The main agent's secret files, and the stricter list every subagent gets.
+    withheld: Arc<SecretFiles>,
+    withheld_for_subagents: Arc<SecretFiles>,
     /// Sessions that can be cancelled by id. A subagent still waiting for a parallelism slot has
     /// a token but no context yet.
     live: Mutex<HashMap<String, LiveEntry>>,
@@ -153,11 +173,22 @@ impl Runtime {
         secrets: Vec<SecretString>,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Arc<Runtime> {
+        let sandbox = Arc::new(Sandbox::new(
+            settings.sandbox_mode,
+            settings.sandbox_env.clone(),
+        ));
+        // Settings are validated on save; a list that still does not compile falls back to the
+        // defaults rather than to withholding nothing.
+        let withheld = Arc::new(SecretFiles::new(&settings.withheld_files).unwrap_or_default());
+        let withheld_for_subagents = Arc::new(SecretFiles::for_subagents(&settings.withheld_files));
         Arc::new(Runtime {
             settings,
             models,
             tools,
             redactor: Arc::new(Redactor::new(secrets)),
+            sandbox,
+            withheld,
+            withheld_for_subagents,
             live: Mutex::new(HashMap::new()),
         })
     }

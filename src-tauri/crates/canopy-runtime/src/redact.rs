@@ -1,5 +1,6 @@
-//! Keeps secrets out of traces: the configured keys' values and anything shaped like an API key are
-//! replaced before an event is written or published.
+//! Keeps secrets out of traces and tool results: the configured keys' values, anything shaped like
+//! an API key, and private-key blocks (`-----BEGIN … PRIVATE KEY-----`) are replaced before an event
+//! is written or published and before a tool's output reaches the model.
 //!
 //! Output is often cut (Bash keeps a head and a tail, Read and Grep cap long lines, the trace caps a
 //! result), and a cut can fall inside a key: then neither the whole value nor the `sk-…` shape is
@@ -11,6 +12,9 @@ use regex::Regex;
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";
+
+/// What replaces a private-key block.
+pub const REDACTED_KEY: &str = "[REDACTED PRIVATE KEY]";
 
 /// Shortest piece of a configured key that is still redacted on its own. Shorter pieces are too
 /// likely to occur by chance (and too short to be of use); 16 random key characters are not.
@@ -28,6 +32,7 @@ pub struct Redactor {
     /// (Aho-Corasick/Teddy) search, a single pass over the text however many windows there are.
     fragments: Option<Regex>,
     shapes: Option<Regex>,
+    private_keys: Option<Regex>,
 }
 
 impl std::fmt::Debug for Redactor {
@@ -64,10 +69,19 @@ impl Redactor {
             r"|(?i:bearer)\s+[A-Za-z0-9\-._~+/]{20,}=*)",
         ))
         .ok();
+        let private_keys = Regex::new(concat!(
+            // A whole block, or one whose end was cut off (everything from BEGIN on goes)…
+            r"(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            // …or one whose start was cut off: its base64 lines (numbered, as Read shows them, or
+            // not) up to the END line.
+            r"|(?m)(?:^[ \t]*(?:\d+\t)?[A-Za-z0-9+/=]{16,}\r?\n)+[ \t]*(?:\d+\t)?-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+        ))
+        .ok();
         Redactor {
             secrets,
             fragments,
             shapes,
+            private_keys,
         }
     }
 
@@ -79,6 +93,12 @@ impl Redactor {
     /// Returns the text with secrets replaced, or `None` when nothing needed replacing.
     pub fn redact(&self, text: &str) -> Option<String> {
         let mut out = self.redact_fragments(text);
+        if let Some(re) = &self.private_keys {
+            let current = out.as_deref().unwrap_or(text);
+            if current.contains("PRIVATE KEY") && re.is_match(current) {
+                out = Some(re.replace_all(current, REDACTED_KEY).into_owned());
+            }
+        }
         if let Some(re) = &self.shapes {
             let current = out.as_deref().unwrap_or(text);
             if re.is_match(current) {
@@ -250,6 +270,50 @@ mod tests {
             "AIza is how Google keys start",
             "self_hf_AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh",
             "docs mention gsk_ and hf_ prefixes",
+        ] {
+            assert_eq!(r.redact(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn private_key_blocks_are_removed_whole_cut_or_line_numbered() {
+        let r = Redactor::shapes_only();
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKjMzEfYyjiWA4R4/M2bS1GB4t7NXp98C3SC6dVMvDuic\n";
+        let block = format!("-----BEGIN PRIVATE KEY-----\n{body}-----END PRIVATE KEY-----");
+        let out = r.redact(&format!("before\n{block}\nafter\n")).unwrap();
+        assert_eq!(out, format!("before\n{REDACTED_KEY}\nafter\n"));
+        for kind in ["RSA ", "OPENSSH ", "EC ", "ENCRYPTED ", "PGP "] {
+            let suffix = if kind == "PGP " { " BLOCK" } else { "" };
+            let text = format!("-----BEGIN {kind}PRIVATE KEY{suffix}-----\n{body}-----END {kind}PRIVATE KEY{suffix}-----\n");
+            assert_eq!(
+                r.redact(&text).unwrap(),
+                format!("{REDACTED_KEY}\n"),
+                "{kind}"
+            );
+        }
+        // Cut by a cap after the start: the rest goes.
+        let out = r
+            .redact(&format!("x\n-----BEGIN RSA PRIVATE KEY-----\n{body}"))
+            .unwrap();
+        assert_eq!(out, format!("x\n{REDACTED_KEY}"));
+        // Cut before the start (a Bash tail): the key lines up to END go.
+        let out = r
+            .redact(&format!(
+                "…cut…\n{body}-----END RSA PRIVATE KEY-----\ndone\n"
+            ))
+            .unwrap();
+        assert_eq!(out, format!("…cut…\n{REDACTED_KEY}\ndone\n"));
+        // As Read shows it, line-numbered.
+        let numbered = "     1\t-----BEGIN OPENSSH PRIVATE KEY-----\n     2\tb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n     3\t-----END OPENSSH PRIVATE KEY-----\n";
+        assert_eq!(
+            r.redact(numbered).unwrap(),
+            format!("     1\t{REDACTED_KEY}\n")
+        );
+        // Public keys and certificates stay.
+        for text in [
+            "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n",
+            "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUF\n-----END CERTIFICATE-----\n",
+            "grep -r 'PRIVATE KEY' src/",
         ] {
             assert_eq!(r.redact(text), None, "{text}");
         }
