@@ -136,6 +136,25 @@ mod tests {
     use crate::redact::Redactor;
     use canopy_config::{KeyOrigin, MemoryStore};
 
+    #[test]
+    fn the_settings_default_secret_list_is_the_tools_built_in_one_and_reaches_the_runtime() {
+        assert_eq!(
+            canopy_config::DEFAULT_SECRET_FILES,
+            canopy_tools::secrets::DEFAULT_PATTERNS
+        );
+        let mut settings = canopy_config::Settings::default();
+        settings.sandbox.mode = canopy_protocol::SandboxMode::Off;
+        settings.sandbox.env_allowlist = vec!["GOPATH".into()];
+        settings.withheld_files.push("!.env.example".into());
+        let rs = runtime_settings(&settings);
+        assert_eq!(rs.sandbox_mode, canopy_protocol::SandboxMode::Off);
+        assert_eq!(rs.sandbox_env, ["GOPATH"]);
+        assert_eq!(
+            rs.withheld_files.last().map(String::as_str),
+            Some("!.env.example")
+        );
+    }
+
     fn origin(url: &str) -> KeyOrigin {
         KeyOrigin::of(url).unwrap()
     }

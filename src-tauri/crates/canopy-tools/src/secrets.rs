@@ -285,4 +285,134 @@ mod tests {
             .check(root, "notes.txt", Path::new("/p/notes.txt"))
             .is_ok());
     }
+
+    mod tools {
+        //! Read, Grep and Glob on a project holding secrets, through the real tools.
+        use std::sync::Arc;
+
+        use serde_json::json;
+
+        use super::super::SecretFiles;
+        use crate::tools::test_util::{project, run};
+        use crate::{GlobTool, GrepTool, ReadTool, ToolContext};
+
+        const TOKEN: &str = "hunter2-canopy-token";
+
+        fn secret_project() -> (tempfile::TempDir, ToolContext) {
+            let (dir, ctx) = project();
+            let root = dir.path();
+            std::fs::create_dir_all(root.join("config")).unwrap();
+            std::fs::create_dir_all(root.join("deploy/.ssh")).unwrap();
+            std::fs::write(root.join(".env"), format!("API_TOKEN={TOKEN}\n")).unwrap();
+            std::fs::write(root.join("config/server.pem"), format!("{TOKEN}\n")).unwrap();
+            std::fs::write(root.join("config/secrets.yaml"), format!("t: {TOKEN}\n")).unwrap();
+            std::fs::write(root.join("deploy/.ssh/id_ed25519"), format!("{TOKEN}\n")).unwrap();
+            std::fs::write(root.join("app.txt"), format!("uses {TOKEN} from the env\n")).unwrap();
+            std::os::unix::fs::symlink("config/server.pem", root.join("innocent.txt")).unwrap();
+            (dir, ctx)
+        }
+
+        #[tokio::test]
+        async fn read_refuses_a_secret_file_saying_why_and_how_to_allow_it() {
+            let (_dir, ctx) = secret_project();
+            for (path, shown, pattern) in [
+                (".env", ".env", ".env*"),
+                ("config/server.pem", "config/server.pem", "*.pem"),
+                (
+                    "./config/../config/secrets.yaml",
+                    "config/secrets.yaml",
+                    "secrets.*",
+                ),
+                ("deploy/.ssh/id_ed25519", "deploy/.ssh/id_ed25519", ".ssh"),
+                ("innocent.txt", "config/server.pem", "*.pem"),
+            ] {
+                let err = run(&ReadTool, &ctx, json!({ "path": path }))
+                    .await
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    err.starts_with(&format!(
+                        "`{shown}` is withheld as a secret file (it matches `{pattern}`"
+                    )),
+                    "{path}: {err}"
+                );
+                assert!(err.contains("Settings → Secret files"), "{err}");
+                assert!(!err.contains(TOKEN));
+            }
+            let out = run(&ReadTool, &ctx, json!({"path": "app.txt"}))
+                .await
+                .unwrap();
+            assert!(out.content.contains(TOKEN));
+        }
+
+        #[tokio::test]
+        async fn an_exception_in_the_list_lets_the_main_agent_read_that_file() {
+            let (_dir, mut ctx) = secret_project();
+            let mut list: Vec<String> = super::super::DEFAULT_PATTERNS
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            list.push("!.env".to_string());
+            ctx.secrets = Arc::new(SecretFiles::new(&list).unwrap());
+            let out = run(&ReadTool, &ctx, json!({"path": ".env"})).await.unwrap();
+            assert!(out.content.contains(TOKEN));
+            ctx.secrets = Arc::new(SecretFiles::for_subagents(&list));
+            assert!(run(&ReadTool, &ctx, json!({"path": ".env"})).await.is_err());
+        }
+
+        #[tokio::test]
+        async fn grep_and_glob_skip_secret_files() {
+            let (_dir, ctx) = secret_project();
+            // Hidden files are searched when named by a glob; secrets still are not.
+            for args in [
+                json!({"pattern": TOKEN}),
+                json!({"pattern": TOKEN, "glob": "*"}),
+            ] {
+                let out = run(&GrepTool, &ctx, args.clone()).await.unwrap();
+                assert_eq!(out.content.trim(), "app.txt", "{args}");
+            }
+            let out = run(&GrepTool, &ctx, json!({"pattern": TOKEN, "path": "config"}))
+                .await
+                .unwrap();
+            assert!(out.content.starts_with("No matches"), "{}", out.content);
+            let out = run(
+                &GrepTool,
+                &ctx,
+                json!({"pattern": TOKEN, "output_mode": "content"}),
+            )
+            .await
+            .unwrap();
+            assert_eq!(out.content.matches(TOKEN).count(), 1, "{}", out.content);
+            let err = run(
+                &GrepTool,
+                &ctx,
+                json!({"pattern": TOKEN, "path": "config/server.pem"}),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("withheld as a secret file"), "{err}");
+            let err = run(
+                &GlobTool,
+                &ctx,
+                json!({"pattern": "*", "path": "deploy/.ssh"}),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+            assert!(err.contains("withheld as a secret file"), "{err}");
+
+            let out = run(&GlobTool, &ctx, json!({"pattern": "**/*"}))
+                .await
+                .unwrap();
+            for secret in ["server.pem", "secrets.yaml", ".env", "id_ed25519"] {
+                assert!(
+                    !out.content.contains(secret),
+                    "{secret} listed: {}",
+                    out.content
+                );
+            }
+            assert!(out.content.contains("app.txt"), "{}", out.content);
+        }
+    }
 }
