@@ -20,7 +20,7 @@ function synth(agents: number, total: number): TraceRecord[] {
     out.push({ v: 1, seq: s, ts_ms: ts, session_id: sid, run_id: 'r', parent_session_id: parentOf.get(sid) ?? null, event });
     ts += 1;
   };
-  emit('root', { type: 'session_started', agent: 'main', profile: 'main', description: null, model: { ...MODEL, slot: 'main', requested_slot: 'main' }, budgets: BUDGETS, project_root: '/p', parent: null, permission_mode: 'main', tools: [], system_prompt: '' });
+  emit('root', { type: 'session_started', agent: 'main', profile: 'main', description: null, model: { ...MODEL, slot: 'main', requested_slot: 'main' }, budgets: BUDGETS, project_root: '/p', parent: null, permission_mode: 'main', tools: [], system_prompt: '', bash_sandbox: 'required' });
   emit('root', { type: 'run_started', prompt: 'go' });
   const ids: string[] = [];
   for (let i = 0; i < agents; i += 1) {
@@ -28,7 +28,7 @@ function synth(agents: number, total: number): TraceRecord[] {
     const parent = i < 20 ? 'root' : ids[Math.floor((i - 20) / 6) % Math.max(1, ids.length)];
     parentOf.set(id, parent);
     emit(parent, { type: 'subagent_requested', tool_call_id: `t${i}`, child_session_id: id, description: `agent ${i}`, profile: 'explore', model_slot: 'light', prompt: 'p' });
-    emit(id, { type: 'session_started', agent: 'subagent', profile: 'explore', description: `agent ${i}`, model: MODEL, budgets: BUDGETS, project_root: '/p', parent: { session_id: parent, run_id: 'r', tool_call_id: `t${i}` }, permission_mode: 'readonly_subagent', tools: [], system_prompt: '' });
+    emit(id, { type: 'session_started', agent: 'subagent', profile: 'explore', description: `agent ${i}`, model: MODEL, budgets: BUDGETS, project_root: '/p', parent: { session_id: parent, run_id: 'r', tool_call_id: `t${i}` }, permission_mode: 'readonly_subagent', tools: [], system_prompt: '', bash_sandbox: 'required' });
     emit(id, { type: 'run_started', prompt: 'p' });
     ids.push(id);
   }

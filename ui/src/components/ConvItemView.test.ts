@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { render } from 'svelte/server';
 import type { ConvItem } from '../lib/reducer';
+import type { JsonValue } from '../lib/types';
 import { AppStore } from '../lib/store.svelte';
 import { createFakeBackend } from '../lib/fake';
 import ConvItemView from './ConvItemView.svelte';
@@ -45,6 +46,38 @@ describe('ConvItemView header line', () => {
     expect(body).toContain('Update plan (2 items)');
     expect(body).not.toContain('{&quot;todos&quot;');
     expect(body).not.toContain('{"todos"');
+  });
+});
+
+describe('ConvItemView Bash sandbox marks', () => {
+  const bash = (args: Record<string, unknown>, pending = false): ConvItem =>
+    tool({
+      id: 'call_bash',
+      tool: 'Bash',
+      args: args as JsonValue,
+      mutates: true,
+      status: pending ? 'running' : 'ok',
+      permission: pending ? { state: 'pending', summary: 'Bash `npm install` — wants network access', source: null, scope: null, reason: null } : null,
+    });
+
+  it('marks every Bash card of an unsandboxed session, and only Bash cards', () => {
+    const app = new AppStore(createFakeBackend());
+    expect(rowFor(app, 's', bash({ command: 'ls' }), { unsandboxed: true })).toContain('data-testid="bash-unsandboxed"');
+    expect(rowFor(app, 's', bash({ command: 'ls' }))).not.toContain('bash-unsandboxed');
+    expect(rowFor(app, 's', tool(), { unsandboxed: true })).not.toContain('bash-unsandboxed');
+  });
+
+  it('a pending command that wants the network says so on the card and in the approval', () => {
+    const app = new AppStore(createFakeBackend());
+    const body = rowFor(app, 's', bash({ command: 'npm install', network: true }, true), { onAnswer: () => {}, unsandboxed: true });
+    expect(body).toContain('data-testid="bash-network"');
+    expect(body).toContain('data-testid="approval-network"');
+    expect(body).toContain('Wants network access');
+    expect(body).toContain('data-testid="approval-unsandboxed"');
+    const plain = rowFor(app, 's', bash({ command: 'ls' }, true), { onAnswer: () => {} });
+    expect(plain).not.toContain('bash-network');
+    expect(plain).not.toContain('approval-network');
+    expect(plain).not.toContain('approval-unsandboxed');
   });
 });
 

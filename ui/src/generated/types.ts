@@ -162,6 +162,7 @@ parent_session_id: string | null,
 event: TraceEvent, };
 export type AgentKind = "main" | "subagent";
 export type PermissionMode = "main" | "readonly_subagent";
+export type SandboxMode = "required" | "off";
 export type ModelInfo = { 
 /**
  * The slot whose configuration is in use (after any fallback).
@@ -290,7 +291,12 @@ tools: Array<string>,
 /**
  * The system prompt sent with every request.
  */
-system_prompt: string, } | { "type": "run_started", 
+system_prompt: string, 
+/**
+ * How this session's Bash calls are confined; `null` in traces written before it was
+ * recorded (those ran without a sandbox).
+ */
+bash_sandbox: SandboxMode | null, } | { "type": "run_started", 
 /**
  * The prompt text.
  */
@@ -715,7 +721,16 @@ permissions: PermissionPolicy,
  * When true, the `verify` subagent checks the main agent's final answer before the run counts as
  * completed; a FAIL sends its reasons back to the main agent once.
  */
-verification_gate: boolean, };
+verification_gate: boolean, 
+/**
+ * How Bash commands are confined, and which extra environment variables they get.
+ */
+sandbox: SandboxSettings, 
+/**
+ * Files withheld from the agents: `.gitignore`-style patterns, `!pattern` for an exception.
+ * Subagents always get the defaults and never the exceptions.
+ */
+withheld_files: Array<string>, };
 export type ModelSlotConfig = { 
 /**
  * Wire protocol.
@@ -784,6 +799,17 @@ bash: PolicyAction,
  */
 task: PolicyAction, };
 export type PolicyAction = "allow" | "ask" | "deny";
+export type SandboxSettings = { 
+/**
+ * `required` (the default): Bash runs in the OS sandbox or is refused. `off`: Bash runs with
+ * the person's full rights, marked on every Bash card.
+ */
+mode: SandboxMode, 
+/**
+ * Environment variable names passed to commands on top of the built-in allowlist (PATH, HOME,
+ * LANG, TERM, …). The model API key variables are never passed.
+ */
+env_allowlist: Array<string>, };
 export type Preset = { 
 /**
  * Stable identifier (`openai`, `ollama`, …).

@@ -236,6 +236,12 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     parallelism: 4,
     permissions: { edit: 'ask', write: 'ask', bash: 'ask', task: 'allow' },
     verification_gate: false,
+    sandbox: { mode: 'required', env_allowlist: [] },
+    // The built-in list (canopy-config's DEFAULT_SECRET_FILES).
+    withheld_files: [
+      '.env*', '*.pem', '*.key', '*.p12', '*.pfx', '*.keystore', '*.jks', 'id_rsa*', 'id_dsa*', 'id_ecdsa*', 'id_ed25519*',
+      '.ssh', '.gnupg', '.aws/credentials', '.npmrc', '.pypirc', '.netrc', '.git-credentials', 'secrets.*', 'credentials.json',
+    ],
   };
   // Keys per slot and endpoint origin, as in the keychain: `main@https://api.openai.com`.
   const keys = new Set<string>([`main@${keyOrigin(settings.main.base_url)?.origin}`]);

@@ -77,8 +77,14 @@ describe('approval preview', () => {
       command: 'cargo test -p auth',
       timeoutMs: 60000,
       description: 'Run the auth tests',
+      network: false,
     });
-    expect(approvalPreview('Bash', { command: 'ls' })).toEqual({ kind: 'bash', command: 'ls', timeoutMs: null, description: null });
+    expect(approvalPreview('Bash', { command: 'ls' })).toEqual({ kind: 'bash', command: 'ls', timeoutMs: null, description: null, network: false });
+  });
+
+  it('says when a Bash command asks for the network (only a literal true counts)', () => {
+    expect(approvalPreview('Bash', { command: 'npm install', network: true })).toMatchObject({ kind: 'bash', network: true });
+    expect(approvalPreview('Bash', { command: 'npm install', network: 'yes' })).toMatchObject({ kind: 'bash', network: false });
   });
 
   it('reads arguments that arrive as a JSON string', () => {

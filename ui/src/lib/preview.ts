@@ -20,7 +20,7 @@ export type ApprovalPreview =
       hiddenLines: number;
     }
   | { kind: 'write'; path: string; head: string[]; totalLines: number; bytes: number }
-  | { kind: 'bash'; command: string; timeoutMs: number | null; description: string | null }
+  | { kind: 'bash'; command: string; timeoutMs: number | null; description: string | null; network: boolean }
   | { kind: 'json'; text: string };
 
 /** Lines of a Write's content shown before "… N more lines". */
@@ -130,6 +130,7 @@ export function approvalPreview(tool: string, args: JsonValue): ApprovalPreview 
       command: o.command,
       timeoutMs: typeof o.timeout_ms === 'number' ? o.timeout_ms : null,
       description: typeof o.description === 'string' && o.description !== '' ? o.description : null,
+      network: o.network === true,
     };
   }
   return jsonPreview(args);

@@ -453,3 +453,15 @@ describe('tool outputs left out of a replay', () => {
     expect(tool(explicitFalse)).toMatchObject({ outputElided: false, output: 'x' });
   });
 });
+
+describe('Bash sandbox recorded by session_started', () => {
+  it('keeps how the session ran Bash, and null for traces that predate the field', () => {
+    const old = load('interrupted.jsonl');
+    expect(node(applyRecords(emptyState(), old), 'root').bashSandbox).toBeNull();
+    const off = old.map((r) =>
+      r.event.type === 'session_started' && r.session_id === 'root' ? { ...r, event: { ...r.event, bash_sandbox: 'off' as const } } : r,
+    );
+    expect(node(applyRecords(emptyState(), off), 'root').bashSandbox).toBe('off');
+    expect(node(applyRecords(emptyState(), demoRun(1_000_000)), 'main-7f3a').bashSandbox).toBe('required');
+  });
+});

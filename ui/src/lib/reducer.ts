@@ -11,6 +11,7 @@ import type {
   JsonValue,
   ModelInfo,
   ModelSlot,
+  SandboxMode,
   SubagentResult,
   TerminalReason,
   TodoItem,
@@ -136,6 +137,8 @@ export interface SessionNode {
   items: ConvItem[];
   spans: Span[];
   pendingApprovals: number;
+  /** How its Bash calls were confined (`off`: without the OS sandbox); null when not recorded. */
+  bashSandbox: SandboxMode | null;
 }
 
 export interface TreeState {
@@ -192,6 +195,7 @@ function newNode(id: string, parentId: string | null, depth: number, ts: number)
     items: [],
     spans: [],
     pendingApprovals: 0,
+    bashSandbox: null,
   };
 }
 
@@ -446,6 +450,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
       node.model = e.model;
       node.requestedSlot = e.model.requested_slot;
       node.budgets = e.budgets;
+      node.bashSandbox = e.bash_sandbox ?? null;
       if (node.startedMs === null) node.startedMs = ts;
       if (node.status === 'queued') node.status = 'running';
       if (e.parent !== null) node.taskCallId = e.parent.tool_call_id;
