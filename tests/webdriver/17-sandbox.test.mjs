@@ -4,7 +4,6 @@
 // sandbox"; the secret-file list is edited and saved from the same screen.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, textOf, waitFor, writeSettings } from './harness.mjs';
@@ -19,10 +18,19 @@ const pendingBash = (browser) => byTestId(browser, 'tool-call', { extra: '[data-
 test('a command that wants the network is marked and can be denied; an approved one is confined to the project', async () => {
   writeSettings(cfg);
   const project = copyFixture();
-  const outside = path.join(os.homedir(), 'canopy-e2e-outside');
+  // Outside /tmp, which the sandbox replaces with its own: a real place a command could write to.
+  const outside = '/var/tmp/canopy-e2e-outside';
   fs.rmSync(outside, { force: true });
   app = await launch(cfg, project);
-  const { browser } = app;
+  try {
+    await sandboxed(app.browser, project, outside);
+  } finally {
+    await app.close('17-sandbox-first');
+    app = null;
+  }
+});
+
+async function sandboxed(browser, project, outside) {
   await sendPrompt(browser, 'SANDBOX-DEMO: build it');
 
   // First call: curl with `network: true`.
@@ -51,12 +59,10 @@ test('a command that wants the network is marked and can be denied; an approved 
   assert.match(out, /built/, out);
   assert.match(out, /outside=1/, `writing outside the project was not refused: ${out}`);
   assert.match(out, /Read-only file system/, out);
-  assert.equal(fs.existsSync(outside), false, 'the command wrote into the home folder');
+  assert.equal(fs.existsSync(outside), false, 'the command wrote outside the project');
   assert.equal(await exists(browser, '[data-testid="bash-unsandboxed"]'), false);
   await screenshot(browser, cfg, '17-sandbox-confined');
-  await app.close('17-sandbox-first');
-  app = null;
-});
+}
 
 test('with the sandbox turned off every Bash card says so, and the secret-file list is saved from Settings', async () => {
   writeSettings(cfg, { sandbox: { mode: 'off', env_allowlist: [] } });
@@ -70,16 +76,22 @@ test('with the sandbox turned off every Bash card says so, and the secret-file l
   assert.match(await textOf(await byTestId(browser, 'sandbox-off-warning')), /full rights/);
   const list = await byTestId(browser, 'secret-files');
   assert.match(await list.getProperty('value'), /^\.env\*$/m, 'the default list is not shown');
-  await browser.execute(() => {
-    const t = document.querySelector('[data-testid="secret-files"]');
-    t.value = `${t.value}\n!.env.example`;
-    t.dispatchEvent(new Event('input', { bubbles: true }));
-  });
+  // Typed as a person does: a new line first (the page redraws), then the pattern on it.
+  const type = (text) =>
+    browser.execute((more) => {
+      const t = document.querySelector('[data-testid="secret-files"]');
+      t.value = `${t.value}${more}`;
+      t.dispatchEvent(new Event('input', { bubbles: true }));
+    }, text);
+  await type('\n');
+  await type('!.env.example');
+  await browser.execute(() => document.querySelector('[data-testid="sandbox-settings"]').scrollIntoView());
   await screenshot(browser, cfg, '17-sandbox-settings');
   await (await byTestId(browser, 'settings-save')).click();
   await byTestId(browser, 'settings-saved', { timeout: 10000 });
   const saved = JSON.parse(fs.readFileSync(path.join(cfg.configDir, 'settings.json'), 'utf8'));
-  assert.equal(saved.withheld_files.at(-1), '!.env.example');
+  assert.equal(saved.withheld_files.at(-1), '!.env.example', JSON.stringify(saved.withheld_files));
+  assert.equal(saved.withheld_files.at(-2), 'credentials.json');
   assert.ok(saved.withheld_files.includes('*.pem'));
   assert.equal(saved.sandbox.mode, 'off');
 

@@ -198,6 +198,9 @@ async fn run(
     for n in &loaded.notes {
         eprintln!("note: {n}");
     }
+    if loaded.effective.sandbox.mode == canopy_protocol::SandboxMode::Off {
+        eprintln!("note: Bash runs WITHOUT a sandbox (sandbox.mode is \"off\" in settings.json): commands have your full rights");
+    }
     let root = project
         .canonicalize()
         .map_err(|e| format!("project folder {}: {e}", project.display()))?;

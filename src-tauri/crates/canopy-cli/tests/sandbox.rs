@@ -179,3 +179,47 @@ async fn a_hostile_model_gets_neither_the_key_nor_ssh_nor_secret_files_nor_the_n
     assert!(sub_env.contains("withheld as a secret file"), "{sub_env}");
     assert!(!sub_env.contains(ENV_TOKEN), "{sub_env}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_the_sandbox_turned_off_the_cli_says_so_before_running() {
+    let script = || {
+        Script::new().require_api_key(KEY).rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::text("ok")),
+        )
+    };
+    let dirs = tempfile::tempdir().expect("tmp");
+    let project = tempfile::tempdir().expect("project");
+    let config = dirs.path().join("config");
+    std::fs::create_dir_all(&config).expect("config");
+    for (mode, noted) in [("off", true), ("required", false)] {
+        // A fresh server per run: a rule's turns are used up by one run.
+        let server = MockServer::start(script()).await.expect("server");
+        let mut settings = canopy_config::Settings::default();
+        settings.sandbox.mode = serde_json::from_value(json!(mode)).expect("mode");
+        std::fs::write(
+            config.join("settings.json"),
+            serde_json::to_string(&settings).expect("json"),
+        )
+        .expect("settings");
+        let mut cli = Command::new(env!("CARGO_BIN_EXE_canopy-cli"));
+        cli.args(["run", "--project", project.path().to_str().expect("utf8"), "hi"])
+            .env("CANOPY_CONFIG_DIR", &config)
+            .env("CANOPY_DATA_DIR", dirs.path().join("data"))
+            .env("CANOPY_MAIN_PROVIDER", "openai")
+            .env("CANOPY_MAIN_BASE_URL", server.openai_base_url())
+            .env("CANOPY_MAIN_MODEL", "mock-main")
+            .env("CANOPY_MAIN_API_KEY", KEY);
+        let out = tokio::task::spawn_blocking(move || cli.output().expect("run"))
+            .await
+            .expect("join");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        assert_eq!(
+            stderr.contains("Bash runs WITHOUT a sandbox"),
+            noted,
+            "{mode}: {stderr}"
+        );
+    }
+}

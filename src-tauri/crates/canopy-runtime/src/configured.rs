@@ -111,6 +111,11 @@ pub fn runtime_settings(settings: &Settings) -> RuntimeSettings {
         verification_gate: settings.verification_gate,
         sandbox_mode: settings.sandbox.mode,
         sandbox_env: settings.sandbox.env_allowlist.clone(),
+        // Traces of every project and the settings are no business of a command in this one.
+        sandbox_hidden: [canopy_config::data_dir(), canopy_config::config_dir()]
+            .into_iter()
+            .flatten()
+            .collect(),
         withheld_files: settings.withheld_files.clone(),
         ..RuntimeSettings::default()
     };

@@ -82,6 +82,8 @@ pub struct RuntimeSettings {
     pub sandbox_mode: SandboxMode,
     /// Variables passed to Bash on top of the built-in allowlist.
     pub sandbox_env: Vec<String>,
+    /// Folders hidden from Bash besides the built-in credential list (Canopy's settings and traces).
+    pub sandbox_hidden: Vec<PathBuf>,
     /// Secret-file patterns for the main agent; subagents get these (without exceptions) and the
     /// defaults whatever they say.
     pub withheld_files: Vec<String>,
@@ -100,6 +102,7 @@ impl Default for RuntimeSettings {
             env_denylist: vec!["CANOPY_MAIN_API_KEY".into(), "CANOPY_LIGHT_API_KEY".into()],
             sandbox_mode: SandboxMode::Required,
             sandbox_env: Vec::new(),
+            sandbox_hidden: Vec::new(),
             withheld_files: canopy_tools::secrets::DEFAULT_PATTERNS
                 .iter()
                 .map(|p| p.to_string())
@@ -173,10 +176,10 @@ impl Runtime {
         secrets: Vec<SecretString>,
         tools: Vec<Arc<dyn Tool>>,
     ) -> Arc<Runtime> {
-        let sandbox = Arc::new(Sandbox::new(
-            settings.sandbox_mode,
-            settings.sandbox_env.clone(),
-        ));
+        let sandbox = Arc::new(
+            Sandbox::new(settings.sandbox_mode, settings.sandbox_env.clone())
+                .with_hidden(settings.sandbox_hidden.clone()),
+        );
         // Settings are validated on save; a list that still does not compile falls back to the
         // defaults rather than to withholding nothing.
         let withheld = Arc::new(SecretFiles::new(&settings.withheld_files).unwrap_or_default());

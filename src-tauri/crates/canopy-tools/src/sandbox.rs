@@ -88,6 +88,8 @@ pub struct Sandbox {
     pub extra_env: Vec<String>,
     /// The home folder whose credential folders are hidden ([`HIDDEN_IN_HOME`]).
     pub home: Option<PathBuf>,
+    /// More folders hidden from commands (Canopy's own settings and traces).
+    pub extra_hidden: Vec<PathBuf>,
     /// Set once bubblewrap was seen to work, so it is probed once per runtime, not per call; a
     /// failed probe is retried at the next call (the person may have just installed it).
     probed: AtomicBool,
@@ -108,6 +110,7 @@ impl Sandbox {
             bwrap: PathBuf::from("bwrap"),
             extra_env,
             home: std::env::var_os("HOME").map(PathBuf::from),
+            extra_hidden: Vec::new(),
             probed: AtomicBool::new(false),
         }
     }
@@ -117,6 +120,12 @@ impl Sandbox {
     pub fn with_paths(mut self, bwrap: impl Into<PathBuf>, home: Option<PathBuf>) -> Self {
         self.bwrap = bwrap.into();
         self.home = home;
+        self
+    }
+
+    /// The same, also hiding `paths` (missing ones are skipped when the sandbox is built).
+    pub fn with_hidden(mut self, paths: Vec<PathBuf>) -> Self {
+        self.extra_hidden = paths;
         self
     }
 
@@ -202,8 +211,10 @@ impl Sandbox {
         push(&["--proc".as_ref(), "/proc".as_ref()]);
         push(&["--tmpfs".as_ref(), "/tmp".as_ref()]);
         push(&["--bind".as_ref(), root.as_os_str(), root.as_os_str()]);
-        // After the project's bind, so a credential folder inside the project is hidden too.
-        for hidden in self.hidden_paths() {
+        // After the project's bind, so a credential folder inside the project is hidden too. A
+        // hidden folder that holds the project (the person opened a folder inside it) is left alone,
+        // or the project itself would vanish.
+        for hidden in self.hidden_paths().iter().filter(|h| !root.starts_with(h)) {
             if hidden.is_dir() {
                 push(&["--tmpfs".as_ref(), hidden.as_os_str()]);
                 push(&["--remount-ro".as_ref(), hidden.as_os_str()]);
@@ -242,6 +253,7 @@ impl Sandbox {
             .flat_map(|home| HIDDEN_IN_HOME.iter().map(move |rel| home.join(rel)));
         let mut out: Vec<PathBuf> = in_home
             .chain(HIDDEN_ABSOLUTE.iter().map(PathBuf::from))
+            .chain(self.extra_hidden.iter().cloned())
             .filter_map(|p| p.canonicalize().ok())
             .collect();
         out.sort();
@@ -494,12 +506,19 @@ mod tests {
         std::fs::write(h.join(".aws/credentials"), "aws_secret_access_key=fake\n").unwrap();
         std::fs::write(h.join(".netrc"), "machine x password fake\n").unwrap();
         std::fs::write(h.join("notes.txt"), "ordinary\n").unwrap();
+        // Canopy's own data folder (traces of other projects) is hidden too.
+        std::fs::create_dir_all(h.join(".local/share/canopy")).unwrap();
+        std::fs::write(h.join(".local/share/canopy/trace.jsonl"), "fake trace\n").unwrap();
         let (_dir, mut ctx) = project();
-        ctx.sandbox = Arc::new(Sandbox::default().with_paths("bwrap", Some(h.to_path_buf())));
+        ctx.sandbox = Arc::new(
+            Sandbox::default()
+                .with_paths("bwrap", Some(h.to_path_buf()))
+                .with_hidden(vec![h.join(".local/share/canopy")]),
+        );
         let out = bash(
             &ctx,
             &format!(
-                "cd '{}' && cat notes.txt; ls -A .ssh; cat .ssh/id_ed25519 .aws/credentials .netrc; echo rc=$?",
+                "cd '{}' && cat notes.txt; ls -A .ssh; cat .ssh/id_ed25519 .aws/credentials .netrc .local/share/canopy/trace.jsonl; echo rc=$?",
                 h.display()
             ),
         )
