@@ -204,13 +204,18 @@ async fn with_the_sandbox_turned_off_the_cli_says_so_before_running() {
         )
         .expect("settings");
         let mut cli = Command::new(env!("CARGO_BIN_EXE_canopy-cli"));
-        cli.args(["run", "--project", project.path().to_str().expect("utf8"), "hi"])
-            .env("CANOPY_CONFIG_DIR", &config)
-            .env("CANOPY_DATA_DIR", dirs.path().join("data"))
-            .env("CANOPY_MAIN_PROVIDER", "openai")
-            .env("CANOPY_MAIN_BASE_URL", server.openai_base_url())
-            .env("CANOPY_MAIN_MODEL", "mock-main")
-            .env("CANOPY_MAIN_API_KEY", KEY);
+        cli.args([
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "hi",
+        ])
+        .env("CANOPY_CONFIG_DIR", &config)
+        .env("CANOPY_DATA_DIR", dirs.path().join("data"))
+        .env("CANOPY_MAIN_PROVIDER", "openai")
+        .env("CANOPY_MAIN_BASE_URL", server.openai_base_url())
+        .env("CANOPY_MAIN_MODEL", "mock-main")
+        .env("CANOPY_MAIN_API_KEY", KEY);
         let out = tokio::task::spawn_blocking(move || cli.output().expect("run"))
             .await
             .expect("join");
@@ -220,6 +225,89 @@ async fn with_the_sandbox_turned_off_the_cli_says_so_before_running() {
             stderr.contains("Bash runs WITHOUT a sandbox"),
             noted,
             "{mode}: {stderr}"
+        );
+    }
+}
+
+/// Host PIDs of live processes whose command line is exactly `args`.
+fn host_pids(args: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = args.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|s| s.rsplit(") ").next().is_some_and(|r| r.starts_with('Z')))
+            .unwrap_or(true);
+        if !zombie && std::fs::read(entry.path().join("cmdline")).is_ok_and(|c| c == want) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_a_command_started_die_with_the_cli_even_after_setsid_and_kill_9() {
+    let script = Script::new().require_api_key(KEY).rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(vec![call(
+                "Bash",
+                json!({"command": "setsid sleep 100.0401 >/dev/null 2>&1 < /dev/null & sleep 100.0402"}),
+            )]))
+            .turn(Turn::text("done")),
+    );
+    let server = MockServer::start(script).await.expect("server");
+    let dirs = tempfile::tempdir().expect("tmp");
+    let project = tempfile::tempdir().expect("project");
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_canopy-cli"));
+    cli.args([
+        "run",
+        "--project",
+        project.path().to_str().expect("utf8"),
+        "--allow",
+        "bash",
+        "go",
+    ])
+    .env("CANOPY_CONFIG_DIR", dirs.path().join("config"))
+    .env("CANOPY_DATA_DIR", dirs.path().join("data"))
+    .env("CANOPY_MAIN_PROVIDER", "openai")
+    .env("CANOPY_MAIN_BASE_URL", server.openai_base_url())
+    .env("CANOPY_MAIN_MODEL", "mock-main")
+    .env("CANOPY_MAIN_API_KEY", KEY)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null());
+    let mut child = cli.spawn().expect("spawn");
+    let mut started = false;
+    for _ in 0..200 {
+        if !host_pids(&["sleep", "100.0401"]).is_empty()
+            && !host_pids(&["sleep", "100.0402"]).is_empty()
+        {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(started, "the command never started");
+    child.kill().expect("kill -9 the CLI");
+    child.wait().expect("reap");
+    for tag in ["100.0401", "100.0402"] {
+        let mut left = host_pids(&["sleep", tag]);
+        for _ in 0..100 {
+            if left.is_empty() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            left = host_pids(&["sleep", tag]);
+        }
+        assert!(
+            left.is_empty(),
+            "`sleep {tag}` outlived the killed CLI: {left:?}"
         );
     }
 }

@@ -100,6 +100,10 @@ pub(crate) async fn run_cancellable<F>(
 where
     F: FnOnce(&Path, &CancellationToken) -> Result<ToolOutput, ToolError> + Send + 'static,
 {
+    // Already cancelled: say so, rather than race a search that quits at once with "no matches".
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
     let root: PathBuf = ctx.root.clone();
     let cancel = ctx.cancel.clone();
     let stop = cancel.clone();
