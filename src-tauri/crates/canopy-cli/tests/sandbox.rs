@@ -311,3 +311,79 @@ async fn processes_a_command_started_die_with_the_cli_even_after_setsid_and_kill
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn network_allowed_by_the_person_works_and_a_key_block_in_an_ordinary_file_is_redacted() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let with_id = |mut c: canopy_test_support::ScriptedCall, id: &str| {
+        c.id = Some(id.to_string());
+        c
+    };
+    let script = Script::new().require_api_key(KEY).rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(vec![with_id(
+                call("Bash", json!({"command": format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected"), "network": true})),
+                "net",
+            )]))
+            .turn(Turn::tools(vec![with_id(
+                call("Read", json!({"path": "deploy-notes.md"})),
+                "notes",
+            )]))
+            .turn(Turn::tools(vec![with_id(
+                call("Bash", json!({"command": "cat deploy-notes.md"})),
+                "cat",
+            )]))
+            .turn(Turn::text("done")),
+    );
+    let server = MockServer::start(script).await.expect("server");
+    let dirs = tempfile::tempdir().expect("tmp");
+    let project = tempfile::tempdir().expect("project");
+    std::fs::write(
+        project.path().join("deploy-notes.md"),
+        "Deploy with this key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n-----END RSA PRIVATE KEY-----\nThen restart.\n",
+    )
+    .expect("notes");
+    let traces = dirs.path().join("traces");
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_canopy-cli"));
+    cli.args([
+        "run",
+        "--project",
+        project.path().to_str().expect("utf8"),
+        "--trace-dir",
+        traces.to_str().expect("utf8"),
+        "--allow",
+        "bash,network",
+        "go",
+    ])
+    .env("CANOPY_CONFIG_DIR", dirs.path().join("config"))
+    .env("CANOPY_DATA_DIR", dirs.path().join("data"))
+    .env("CANOPY_MAIN_PROVIDER", "openai")
+    .env("CANOPY_MAIN_BASE_URL", server.openai_base_url())
+    .env("CANOPY_MAIN_MODEL", "mock-main")
+    .env("CANOPY_MAIN_API_KEY", KEY);
+    let out = tokio::task::spawn_blocking(move || cli.output().expect("run"))
+        .await
+        .expect("join");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = tool_results(&traces);
+    let (_, status, net) = &results["net"];
+    assert_eq!(
+        (status.as_str(), net.as_str()),
+        ("ok", "exit code: 0\n--- stdout ---\nconnected\n")
+    );
+    assert!(listener.accept().is_ok());
+    for id in ["notes", "cat"] {
+        let (_, status, text) = &results[id];
+        assert_eq!(status, "ok", "{text}");
+        assert!(text.contains("Deploy with this key:"), "{text}");
+        assert!(text.contains("[REDACTED PRIVATE KEY]"), "{text}");
+        assert!(text.contains("Then restart."), "{text}");
+        assert!(!text.contains("MIIEowIBAAKCAQEA"), "{id}: {text}");
+    }
+}
