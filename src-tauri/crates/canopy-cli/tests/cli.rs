@@ -536,3 +536,80 @@ async fn a_temp_file_left_by_a_killed_edit_is_removed_at_the_next_run_with_a_not
         "with a notice:\n{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_profiles_are_announced_and_used_only_once_trusted() {
+    let script = Script::new().require_api_key(KEY).rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("ok")),
+    );
+    let server = MockServer::start(script).await.expect("server");
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
+    let project = project();
+    let agents = project.path().join(".canopy/agents");
+    std::fs::create_dir_all(&agents).expect("mkdir");
+    let profile = |description: &str| {
+        format!("---\nname: docs\ndescription: {description}\ntools: Read\n---\nYou read docs.\n")
+    };
+    std::fs::write(agents.join("docs.md"), profile("PROFILE-DESC-ONE")).expect("write");
+    let traces = env.dirs.path().join("traces");
+    let run = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "--trace-dir",
+            traces.to_str().expect("utf8"),
+        ];
+        args.extend_from_slice(extra);
+        args.push("hello");
+        output(env.cli(&args, true))
+    };
+    let last_request_has = |needle: &str| {
+        server
+            .requests()
+            .last()
+            .expect("a request")
+            .body
+            .to_string()
+            .contains(needle)
+    };
+
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("project profiles in .canopy/agents are NOT used: docs")
+            && stderr.contains("--trust-project-profiles"),
+        "{stderr}"
+    );
+    assert!(
+        !last_request_has("PROFILE-DESC-ONE"),
+        "untrusted text reached the model"
+    );
+
+    let out = run(&["--trust-project-profiles"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("project profiles loaded from .canopy/agents (trusted with --trust-project-profiles): docs"),
+        "{stderr}"
+    );
+    assert!(last_request_has("PROFILE-DESC-ONE"));
+
+    // Remembered for the same files…
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("(trusted before): docs"), "{stderr}");
+    assert!(last_request_has("PROFILE-DESC-ONE"));
+
+    // …but a changed profile is new text, not trusted yet.
+    std::fs::write(agents.join("docs.md"), profile("PROFILE-DESC-TWO")).expect("write");
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("are NOT used: docs"), "{stderr}");
+    assert!(!last_request_has("PROFILE-DESC-TWO"));
+}
