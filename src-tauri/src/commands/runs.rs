@@ -2,7 +2,7 @@
 //! stream to the run's channel through [`crate::bridge`].
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use canopy_protocol::TraceRecord;
@@ -30,8 +30,11 @@ pub struct RunHandle {
 
 /// Builds a runtime from the settings in force now. Reading the keys (for redaction) may touch the
 /// keychain, a blocking call, so this runs off the async workers.
-async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
+async fn build_runtime(state: &AppState, project_root: &Path) -> CommandResult<Arc<Runtime>> {
     let settings = state.effective_settings()?;
+    // The runtime uses the project's own profiles only while their files are the ones the person
+    // trusted (it checks the digest itself, just before the session starts).
+    let trusted_profiles = state.profile_trust().trusted(project_root);
     let env: HashMap<String, String> = [ModelSlotVar::Main, ModelSlotVar::Light]
         .into_iter()
         .filter_map(|v| {
@@ -56,11 +59,9 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
         let models =
             ConfiguredModels::new(settings.clone(), env, secrets).with_saved_settings(saved);
         let keys = models.secrets();
-        Ok(Runtime::new(
-            runtime_settings(&settings),
-            Arc::new(models),
-            keys,
-        ))
+        let mut rs = runtime_settings(&settings);
+        rs.trusted_project_profiles = trusted_profiles;
+        Ok(Runtime::new(rs, Arc::new(models), keys))
     })
     .await
     .map_err(|e| {
@@ -157,7 +158,7 @@ pub async fn start_run(
     check_prompt(&prompt)?;
     let project = state.require_project()?;
     let trace_dir = state.trace_dir()?;
-    let runtime = build_runtime(&state).await?;
+    let runtime = build_runtime(&state, Path::new(&project.root)).await?;
     let (events, received) = tokio::sync::mpsc::unbounded_channel();
     let session = runtime.start_session(SessionOptions {
         project_root: PathBuf::from(&project.root),

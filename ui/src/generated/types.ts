@@ -868,7 +868,17 @@ profiles: Array<ProfileInfo>,
 /**
  * Project profile files that could not be used, and why.
  */
-profile_errors: Array<ProfileError>, };
+profile_errors: Array<ProfileError>, 
+/**
+ * Digest of the project's own profile files (`.canopy/agents/*.md`); `null` when it has none.
+ * An answer to the trust question is given for exactly this digest.
+ */
+profiles_digest: string | null, 
+/**
+ * Whether runs use the project's own profiles.
+ */
+profiles_trust: ProfilesTrust, };
+export type ProfilesTrust = "no_profiles" | "ask" | "trusted" | "declined";
 export type RecentProject = { 
 /**
  * Canonical absolute path.
@@ -910,7 +920,12 @@ budgets: Budgets,
 /**
  * The project file it came from; `null` for built-ins.
  */
-source: string | null, };
+source: string | null, 
+/**
+ * Its system prompt: what a project profile would send to a model, shown before the person
+ * trusts it.
+ */
+system_prompt: string, };
 export type ProfileError = { 
 /**
  * The file.

@@ -26,7 +26,7 @@ pub use settings::{
     SETTINGS_VERSION,
 };
 pub use store::{LoadReport, SettingsStore};
-pub use trust::{ProfileTrust, PROFILE_TRUST_FILE};
+pub use trust::{ProfileTrust, TrustAnswer, PROFILE_TRUST_FILE};
 
 use canopy_protocol::typescript::export_decl;
 

@@ -1,13 +1,24 @@
-//! Which projects' own subagent profiles (`.canopy/agents/*.md`) the person has trusted:
-//! `trusted-profiles.json` in the config folder maps a project's canonical path to the digest of
-//! the profile files they were shown. A profile set that changed since has another digest and is
-//! shown again before it is used. The CLI and the app share the file.
+//! Which projects' own subagent profiles (`.canopy/agents/*.md`) the person has trusted or turned
+//! down: `trusted-profiles.json` in the config folder maps a project's canonical path to the digest
+//! of the profile files they were shown and their answer. A profile set that changed since has
+//! another digest and is shown again before it is used. The CLI and the app share the file.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::ConfigError;
+
+/// The person's answer about one project's profile set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrustAnswer {
+    /// The digest of the profile files they were shown.
+    pub digest: String,
+    /// `true`: use them; `false`: run with the built-in profiles only.
+    pub trusted: bool,
+}
 
 /// The file's name in the config folder.
 pub const PROFILE_TRUST_FILE: &str = "trusted-profiles.json";
@@ -39,7 +50,7 @@ impl ProfileTrust {
             .into_owned()
     }
 
-    fn load(&self) -> BTreeMap<String, String> {
+    fn load(&self) -> BTreeMap<String, TrustAnswer> {
         // A missing or damaged file trusts nothing, which only means being asked again.
         std::fs::read(&self.path)
             .ok()
@@ -47,9 +58,14 @@ impl ProfileTrust {
             .unwrap_or_default()
     }
 
-    /// The digest the person trusted for `project`, if any.
-    pub fn trusted(&self, project: &Path) -> Option<String> {
+    /// The person's last answer for `project`, if any.
+    pub fn answer(&self, project: &Path) -> Option<TrustAnswer> {
         self.load().remove(&ProfileTrust::key(project))
+    }
+
+    /// The digest the person trusted for `project`, if their last answer was "use them".
+    pub fn trusted(&self, project: &Path) -> Option<String> {
+        self.answer(project).filter(|a| a.trusted).map(|a| a.digest)
     }
 
     /// Whether `digest` is the trusted one for `project`.
@@ -57,11 +73,22 @@ impl ProfileTrust {
         self.trusted(project).as_deref() == Some(digest)
     }
 
-    /// Records that the person trusts the profile set with `digest` in `project` (replacing an
-    /// earlier digest). Written whole to a temporary file and renamed, readable by the user only.
+    /// Records that the person trusts the profile set with `digest` in `project`.
     pub fn trust(&self, project: &Path, digest: &str) -> Result<(), ConfigError> {
+        self.record(project, digest, true)
+    }
+
+    /// Records the person's answer for the profile set with `digest` in `project` (replacing an
+    /// earlier one). Written whole to a temporary file and renamed, readable by the user only.
+    pub fn record(&self, project: &Path, digest: &str, trusted: bool) -> Result<(), ConfigError> {
         let mut all = self.load();
-        all.insert(ProfileTrust::key(project), digest.to_string());
+        all.insert(
+            ProfileTrust::key(project),
+            TrustAnswer {
+                digest: digest.to_string(),
+                trusted,
+            },
+        );
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let io = |action: &'static str, path: &Path, source: std::io::Error| ConfigError::Io {
             action,
@@ -102,6 +129,16 @@ mod tests {
                 .trusted(a.path())
                 .as_deref(),
             Some("d2")
+        );
+        // Turned down: remembered as an answer, never as trust.
+        trust.record(a.path(), "d3", false).unwrap();
+        assert_eq!(trust.trusted(a.path()), None);
+        assert_eq!(
+            trust.answer(a.path()),
+            Some(TrustAnswer {
+                digest: "d3".into(),
+                trusted: false
+            })
         );
     }
 }
