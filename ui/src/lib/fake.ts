@@ -22,12 +22,15 @@ const PROJECT: ProjectInfo = {
   root: DEMO_ROOT,
   name: 'tiny-http',
   profiles: [
-    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null },
-    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null },
-    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null },
-    { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md` },
+    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null, system_prompt: 'You are Canopy, a careful coding agent…' },
+    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null, system_prompt: 'You are an explore subagent…' },
+    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null, system_prompt: 'You are a verify subagent…' },
+    { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md`, system_prompt: 'You check HTTP/1.1 handlers against RFC 9112 message framing. Answer with the explore JSON object.' },
   ],
   profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)', loaded: false }],
+  profiles_digest: 'demo-profiles-digest',
+  // The demo's person trusted the demo's profile before; the app would ask first.
+  profiles_trust: 'trusted',
 };
 
 const FILLER = [
@@ -361,6 +364,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     listRecentProjects: async () => recent.slice(),
     async forgetProject(path) {
       recent = recent.filter((r) => r.root !== path);
+    },
+    async answerProjectProfiles(digest, trusted) {
+      needProject();
+      if (digest !== PROJECT.profiles_digest) throw new ApiError('invalid_argument', "the project's profiles changed since they were shown; look at them again before answering");
+      return { ...PROJECT, profiles_trust: trusted ? 'trusted' : 'declined' };
     },
     pickFolder: async () => DEMO_ROOT,
     async startRun(_prompt, onEvents) {
