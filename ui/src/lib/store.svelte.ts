@@ -241,6 +241,8 @@ export class AppStore {
   /**
    * Records the person's answer about the open project's own profiles, for the digest they were shown.
    * Until they trust them, runs use the built-in profiles only (the runtime checks the digest itself).
+   * A session's profiles are fixed when it starts, so unless a run is going the view moves to a new
+   * session, where the answer applies (the old one stays in History).
    */
   async answerProjectProfiles(trusted: boolean): Promise<void> {
     const digest = this.project?.profiles_digest ?? null;
@@ -248,6 +250,7 @@ export class AppStore {
     try {
       this.setProject(await this.backend.answerProjectProfiles(digest, trusted));
       this.reviewingProfiles = false;
+      if (!this.running && this.sessionId !== null) this.reset();
     } catch (e) {
       this.fail(e);
     }
