@@ -26,6 +26,9 @@ pub struct RunHandle {
     pub session_id: String,
     /// This run's id (as in the records' `run_id`).
     pub run_id: String,
+    /// What the person should be told about the session's start, e.g. temporary files of an
+    /// interrupted edit that were removed from the project. Empty for follow-ups.
+    pub notices: Vec<String>,
 }
 
 /// Builds a runtime from the settings in force now. Reading the keys (for redaction) may touch the
@@ -105,6 +108,7 @@ async fn launch(
     live: Arc<LiveSession>,
     prompt: String,
     channel: Channel<Vec<TraceRecord>>,
+    notices: Vec<String>,
 ) -> CommandResult<RunHandle> {
     let session_id = live.session.session_id().to_string();
     if !live.try_begin() {
@@ -142,7 +146,7 @@ async fn launch(
         }
     });
     tokio::select! {
-        Ok(run_id) = started_rx => Ok(RunHandle { session_id, run_id }),
+        Ok(run_id) = started_rx => Ok(RunHandle { session_id, run_id, notices }),
         Ok(error) = failed_rx => Err(error),
         else => Err(CommandError::new(ErrorCode::RuntimeError, "the run ended before it started")),
     }
@@ -168,9 +172,10 @@ pub async fn start_run(
     })?;
     let sinks = SinkQueue::default();
     tauri::async_runtime::spawn(bridge::forward(received, sinks.clone()));
+    let notices = session.notices().to_vec();
     let live = Arc::new(LiveSession::new(runtime, session, sinks));
     state.runs().insert(live.clone());
-    launch(live, prompt, on_event).await
+    launch(live, prompt, on_event, notices).await
 }
 
 /// Sends a follow-up prompt to a session started in this app run.
@@ -188,7 +193,7 @@ pub async fn send_message(
             format!("no live session {session_id}; sessions from history are read-only"),
         )
     })?;
-    launch(live, prompt, on_event).await
+    launch(live, prompt, on_event, Vec::new()).await
 }
 
 /// Cancels a session's running prompt and every subagent under it. False when nothing was running.

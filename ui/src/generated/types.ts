@@ -1012,7 +1012,12 @@ session_id: string,
 /**
  * This run's id (as in the records' `run_id`).
  */
-run_id: string, };
+run_id: string, 
+/**
+ * What the person should be told about the session's start, e.g. temporary files of an
+ * interrupted edit that were removed from the project. Empty for follow-ups.
+ */
+notices: Array<string>, };
 export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
 export type SessionSummary = { 
 /**

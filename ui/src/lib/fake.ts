@@ -386,7 +386,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1 },
         records: player.seen,
       });
-      return { session_id: sessionId, run_id: `run-${sessionId}` };
+      return { session_id: sessionId, run_id: `run-${sessionId}`, notices: [] };
     },
     async sendMessage(sessionId, prompt, onEvents) {
       needProject();
@@ -403,7 +403,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         { ...base, seq: 1003, ts_ms: t + 1100, event: { type: 'model_call_end', model_call_id: `f${t}`, step: 1, text: reply, tool_calls: [], finish_reason: 'stop', usage: u, model: 'demo', latency_ms: 1000, error: null, totals: { steps: 1, context_tokens: 900, total_tokens: 940, wall_time_ms: 1100 } } },
         { ...base, seq: 1004, ts_ms: t + 1150, event: { type: 'run_ended', terminal_reason: 'completed', final_text: reply, result: null, error: null, usage: u, usage_with_descendants: u, totals: { steps: 1, context_tokens: 900, total_tokens: 940, wall_time_ms: 1150 }, tool_calls: 0 } },
       ]);
-      return { session_id: sessionId, run_id: runId };
+      return { session_id: sessionId, run_id: runId, notices: [] };
     },
     async cancelRun(sessionId) {
       return cancelSessions(subtree(sessionId), 'user');

@@ -381,6 +381,7 @@ export class AppStore {
     this.readOnly = false;
     try {
       const h = await this.backend.startRun(prompt, this.sink(next));
+      for (const n of h.notices) this.notify('info', n);
       next.sessionId = h.session_id;
       this.live = next;
       this.liveSessionId = h.session_id;
