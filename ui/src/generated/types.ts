@@ -1047,5 +1047,10 @@ total_tokens: number,
 /**
  * Sessions in the tree (root + subagents).
  */
-sessions: number, };
+sessions: number, 
+/**
+ * The parent its trace file names, when that link goes round in a circle (a damaged or
+ * hand-made trace folder) and was not followed: it is listed as a root so nothing is hidden.
+ */
+broken_parent: string | null, };
 export type SessionState = "running" | "completed" | "failed" | "cancelled" | "interrupted";

@@ -263,8 +263,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const oldDone = demoRun(Date.now() - day, { sessionId: 'main-2b91' });
   const oldInterrupted = demoRun(Date.now() - 2 * day, { sessionId: 'main-0c55' }).slice(0, 70);
   const history: Map<string, { summary: SessionSummary; records: TraceRecord[] }> = new Map([
-    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4 }, records: oldDone }],
-    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3 }, records: oldInterrupted }],
+    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4, broken_parent: null }, records: oldDone }],
+    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3, broken_parent: null }, records: oldInterrupted }],
   ]);
   const projectListeners = new Set<(p: ProjectInfo) => void>();
   const warningListeners = new Set<(message: string) => void>();
@@ -383,7 +383,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       rest = demo.rest;
       liveId = sessionId;
       history.set(sessionId, {
-        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1 },
+        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1, broken_parent: null },
         records: player.seen,
       });
       return { session_id: sessionId, run_id: `run-${sessionId}`, notices: [] };
