@@ -465,6 +465,10 @@ fn trace_show_survives_parent_cycles_and_a_3000_deep_chain() {
         let (ok, out, err) = show_within(&env, &path, 10);
         assert!(ok, "{err}");
         assert!(out.contains("s-a") || out.contains("s-self"), "{out}");
+        assert!(
+            out.contains("broken (a cycle)"),
+            "the broken link is shown: {out}"
+        );
     }
     let (_, all, _) = show_within(&env, &cycle, 10);
     for id in ["s-a", "s-b", "s-self"] {

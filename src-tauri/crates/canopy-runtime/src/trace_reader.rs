@@ -243,17 +243,21 @@ pub fn read_trees(trace_dir: &Path) -> Vec<SessionNode> {
 /// session of a large history does not parse all of it.
 pub fn read_tree(trace_dir: &Path, session_id: &str) -> Result<SessionNode, RuntimeError> {
     check_session_id(session_id)?;
-    let files = tree_ids(trace_dir, session_id)?
+    let (ids, broken) = tree_ids_and_link(trace_dir, session_id)?;
+    let files = ids
         .into_iter()
         .map(|id| {
             let path = trace_dir.join(format!("{id}.jsonl"));
             (id, path)
         })
         .collect();
-    link(files)
+    let mut node = link(files)
         .into_iter()
         .find(|n| n.session_id == session_id)
-        .ok_or_else(|| RuntimeError::UnknownSession(session_id.to_string()))
+        .ok_or_else(|| RuntimeError::UnknownSession(session_id.to_string()))?;
+    // Its parent's file is not among those read, so `link` cannot see the cycle; the heads did.
+    node.broken_parent = broken;
+    Ok(node)
 }
 
 /// Parses the given session files and links them into trees, roots newest first. A parent link
@@ -631,6 +635,14 @@ fn heads(trace_dir: &Path) -> Vec<FileHead> {
 /// The ids of a session and all its descendants, depth-first, children in start order, from the
 /// first line of each file.
 fn tree_ids(trace_dir: &Path, root_session_id: &str) -> Result<Vec<String>, RuntimeError> {
+    tree_ids_and_link(trace_dir, root_session_id).map(|(ids, _)| ids)
+}
+
+/// [`tree_ids`], and the parent link of the root that was not followed because it closes a cycle.
+fn tree_ids_and_link(
+    trace_dir: &Path,
+    root_session_id: &str,
+) -> Result<(Vec<String>, Option<String>), RuntimeError> {
     let heads = heads(trace_dir);
     let cyclic = head_cycles(&heads);
     let mut children: HashMap<&str, Vec<(u64, &str)>> = HashMap::new();
@@ -665,7 +677,11 @@ fn tree_ids(trace_dir: &Path, root_session_id: &str) -> Result<Vec<String>, Runt
         }
         out.push(id.to_string());
     }
-    Ok(out)
+    let broken = heads
+        .iter()
+        .find(|h| h.id == root_session_id && cyclic.contains(h.id.as_str()))
+        .and_then(|h| h.head.parent_session_id.clone());
+    Ok((out, broken))
 }
 
 /// The records of a root session followed by every descendant's (depth-first), for replay.
@@ -1476,6 +1492,10 @@ mod tests {
             let dir = t.path().to_path_buf();
             let tree = within(5, move || read_tree(&dir, id).unwrap());
             assert_eq!(tree.session_id, id);
+            assert!(
+                tree.broken_parent.is_some(),
+                "{id} shows its broken link alone too"
+            );
             let dir = t.path().to_path_buf();
             let records = within(5, move || load_session_tree(&dir, id).unwrap());
             assert!(records.iter().any(|r| r.session_id == id));
