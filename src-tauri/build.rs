@@ -15,6 +15,7 @@ const COMMANDS: &[&str] = &[
     "list_recent_projects",
     "forget_project",
     "startup_warnings",
+    "answer_project_profiles",
     "start_run",
     "send_message",
     "cancel_run",

@@ -32,6 +32,7 @@ pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         commands::projects::list_recent_projects,
         commands::projects::forget_project,
         commands::projects::startup_warnings,
+        commands::projects::answer_project_profiles,
         commands::files::read_project_file,
         commands::files::reveal_file,
         commands::files::open_in_editor,
@@ -196,7 +197,7 @@ mod tests {
             .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
             .map(|p| p.replace('-', "_"))
             .collect();
-        assert_eq!(handler.len(), 26, "{handler:?}");
+        assert_eq!(handler.len(), 27, "{handler:?}");
         assert_eq!(
             handler, manifest,
             "build.rs COMMANDS differs from the handler"

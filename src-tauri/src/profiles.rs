@@ -28,6 +28,9 @@ pub struct ProfileInfo {
     pub budgets: Budgets,
     /// The project file it came from; `null` for built-ins.
     pub source: Option<String>,
+    /// Its system prompt: what a project profile would send to a model, shown before the person
+    /// trusts it.
+    pub system_prompt: String,
 }
 
 /// A project profile file that could not be used as written (or all profiles, when a settings
@@ -64,6 +67,7 @@ pub fn project_profiles(settings: &Settings, root: &Path) -> (Vec<ProfileInfo>, 
                     tools: p.tools().to_vec(),
                     budgets: p.budgets(),
                     source: p.source().map(|s| s.display().to_string()),
+                    system_prompt: p.system_prompt().to_string(),
                 })
                 .collect(),
             errors

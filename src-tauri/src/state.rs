@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use canopy_config::{IndexedStore, SecretStore, Settings, SettingsStore};
+use canopy_config::{IndexedStore, ProfileTrust, SecretStore, Settings, SettingsStore};
 
 use crate::commands::projects::{ProjectInfo, RecentProjects};
 use crate::error::{CommandError, CommandResult};
@@ -69,6 +69,8 @@ pub struct AppState {
     runs: Runs,
     /// The page asks the person before the window closes (see [`AppState::set_close_guarded`]).
     close_guarded: AtomicBool,
+    /// The person's answers about projects' own profiles (shared with `canopy-cli`).
+    profile_trust: ProfileTrust,
 }
 
 /// A poisoned lock only means another command panicked mid-update of plain data; the data is still
@@ -107,7 +109,13 @@ impl AppState {
             ollama_base_url: setup.ollama_base_url,
             runs: Runs::default(),
             close_guarded: AtomicBool::new(false),
+            profile_trust: ProfileTrust::in_dir(&setup.config_dir),
         }
+    }
+
+    /// The person's answers about projects' own profiles.
+    pub fn profile_trust(&self) -> &ProfileTrust {
+        &self.profile_trust
     }
 
     /// Looks up an environment variable.

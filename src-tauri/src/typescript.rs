@@ -15,6 +15,7 @@ pub fn app_declarations() -> String {
         export_decl::<error::ErrorCode>(),
         export_decl::<error::CommandError>(),
         export_decl::<projects::ProjectInfo>(),
+        export_decl::<projects::ProfilesTrust>(),
         export_decl::<projects::RecentProject>(),
         export_decl::<profiles::ProfileInfo>(),
         export_decl::<profiles::ProfileError>(),

@@ -215,3 +215,83 @@ fn load_tool_output_needs_a_project() {
     );
     assert_eq!(code, "no_project");
 }
+
+/// A session file as the runtime writes it (started, one run, ended), naming `parent`.
+fn write_session(dir: &std::path::Path, id: &str, parent: Option<&str>, ts: u64) {
+    let rec = |seq: u64, event: Value| {
+        json!({"v": 1, "seq": seq, "ts_ms": ts + seq, "session_id": id, "run_id": "r-1", "parent_session_id": parent, "event": event}).to_string()
+    };
+    let lines = [
+        rec(
+            0,
+            json!({"type": "session_started", "agent": "main", "profile": "main", "description": null,
+            "model": {"slot": "main", "requested_slot": "main", "fallback": false, "provider": "openai", "model_id": "m", "base_url": "http://127.0.0.1:1/v1"},
+            "budgets": {"max_steps": 10, "max_context_tokens": 1000, "max_total_tokens": 10000, "max_wall_time_ms": 60000},
+            "project_root": "/p", "parent": null, "permission_mode": "main", "tools": ["Read"], "system_prompt": "p"}),
+        ),
+        rec(
+            1,
+            json!({"type": "run_started", "prompt": format!("prompt of {id}")}),
+        ),
+        rec(
+            2,
+            json!({"type": "run_ended", "terminal_reason": "completed", "final_text": null, "result": null, "error": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false}, "usage_with_descendants": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
+            "totals": {"steps": 1, "context_tokens": 1, "total_tokens": 2, "wall_time_ms": 5}, "tool_calls": 0}),
+        ),
+    ];
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn sessions_whose_parent_links_go_round_are_listed_opened_and_deleted_without_hanging() {
+    let t = TestApp::new();
+    let dir = project(t.dirs.path());
+    t.ok("open_project", json!({ "path": dir }));
+    let traces = canopy_config::trace_dir_in(&t.data_dir(), &dir);
+    write_session(&traces, "s-a", Some("s-b"), 1_000);
+    write_session(&traces, "s-b", Some("s-a"), 2_000);
+    write_session(&traces, "s-self", Some("s-self"), 3_000);
+    // The app cannot move to another thread; a watchdog turns a reader looping on the cycle (which
+    // also eats memory fast) into a failure rather than a hung test run.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watched = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(20));
+        if !watched.load(std::sync::atomic::Ordering::SeqCst) {
+            eprintln!("history loops on a parent cycle");
+            std::process::exit(101);
+        }
+    });
+    let listed = t.ok("list_sessions", json!({}));
+    let loaded = t.ok("load_session", json!({"sessionId": "s-self"}));
+    t.ok("delete_session", json!({"sessionId": "s-a"}));
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut rows: Vec<(String, Value)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session_id"].as_str().unwrap().to_string(),
+                s["broken_parent"].clone(),
+            )
+        })
+        .collect();
+    rows.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        rows,
+        [
+            ("s-a".to_string(), json!("s-b")),
+            ("s-b".to_string(), json!("s-a")),
+            ("s-self".to_string(), json!("s-self")),
+        ]
+    );
+    assert_eq!(loaded.as_array().unwrap().len(), 3, "{loaded}");
+    assert!(!traces.join("s-a.jsonl").exists());
+    assert!(
+        traces.join("s-b.jsonl").exists(),
+        "only the session asked for"
+    );
+}

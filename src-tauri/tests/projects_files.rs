@@ -7,7 +7,7 @@
 mod common;
 
 use common::{project, TestApp};
-use serde_json::json;
+use serde_json::{json, Value};
 
 #[test]
 fn no_project_until_one_is_opened_then_it_is_current_and_recent() {
@@ -235,4 +235,66 @@ fn project_profiles_say_which_were_rejected_and_which_run_with_lowered_budgets()
         .as_str()
         .unwrap()
         .contains("front matter"));
+}
+
+#[test]
+fn a_projects_own_profiles_wait_for_the_persons_answer_which_is_kept_per_digest() {
+    let t = TestApp::new();
+    let dir = project(t.dirs.path());
+    let plain = t.ok("open_project", json!({"path": dir}));
+    assert_eq!(plain["profiles_trust"], json!("no_profiles"));
+    assert_eq!(plain["profiles_digest"], Value::Null);
+
+    let agents = dir.join(".canopy/agents");
+    std::fs::create_dir_all(&agents).unwrap();
+    std::fs::write(
+        agents.join("docs.md"),
+        "---\nname: docs\ndescription: Reads docs\ntools: Read\n---\nYou read the docs only.\n",
+    )
+    .unwrap();
+    let info = t.ok("open_project", json!({"path": dir}));
+    assert_eq!(info["profiles_trust"], json!("ask"));
+    let digest = info["profiles_digest"].as_str().unwrap().to_string();
+    let docs = info["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "docs")
+        .unwrap();
+    // What the person is shown before answering: the prompt too, not only the description.
+    assert_eq!(docs["system_prompt"], json!("You read the docs only."));
+
+    let (code, message) = t.err(
+        "answer_project_profiles",
+        json!({"digest": "0000", "trusted": true}),
+    );
+    assert_eq!(code, "invalid_argument");
+    assert!(
+        message.contains("changed since they were shown"),
+        "{message}"
+    );
+
+    let answered = t.ok(
+        "answer_project_profiles",
+        json!({"digest": digest, "trusted": true}),
+    );
+    assert_eq!(answered["profiles_trust"], json!("trusted"));
+    // Kept across opening the project again (and in the file the CLI reads too).
+    let again = t.ok("open_project", json!({"path": dir}));
+    assert_eq!(again["profiles_trust"], json!("trusted"));
+    assert!(t.config_dir().join("trusted-profiles.json").exists());
+
+    // A changed profile is new text: asked again.
+    std::fs::write(
+        agents.join("docs.md"),
+        "---\nname: docs\ndescription: Reads docs\ntools: Read\n---\nSomething else now.\n",
+    )
+    .unwrap();
+    let changed = t.ok("open_project", json!({"path": dir}));
+    assert_eq!(changed["profiles_trust"], json!("ask"));
+    let declined = t.ok(
+        "answer_project_profiles",
+        json!({"digest": changed["profiles_digest"], "trusted": false}),
+    );
+    assert_eq!(declined["profiles_trust"], json!("declined"));
 }

@@ -431,3 +431,40 @@ fn no_file_holds_the_api_key_after_a_full_run() {
         "settings, recent projects and three traces were checked ({checked})"
     );
 }
+
+#[test]
+fn a_new_session_clears_temp_files_of_an_interrupted_edit_and_says_so() {
+    let (t, _server) = app_with_model(
+        Script::new().rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::text("Hi."))
+                .turn(Turn::text("Hi again.")),
+        ),
+    );
+    let dir = project(t.dirs.path());
+    let stale = dir.join(".canopy-write-Ab12Cd");
+    std::fs::write(&stale, "half").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - Duration::from_secs(600))
+        .unwrap();
+    let handle = t.ok(
+        "start_run",
+        json!({"prompt": "Say hello", "onEvent": "__CHANNEL__:90"}),
+    );
+    assert!(!stale.exists());
+    assert_eq!(
+        handle["notices"],
+        json!(["removed .canopy-write-Ab12Cd: a temporary file left by an edit or write that was interrupted"])
+    );
+    wait_for(&t, 90, "run_ended", is_root_end);
+    let session_id = handle["session_id"].as_str().unwrap();
+    let follow = t.ok(
+        "send_message",
+        json!({"sessionId": session_id, "prompt": "Again", "onEvent": "__CHANNEL__:91"}),
+    );
+    assert_eq!(follow["notices"], json!([]));
+}

@@ -623,7 +623,8 @@ mod tests {
     fn the_viewer_uses_the_shared_rule_and_keeps_its_codes() {
         let (_dirs, (root, outside)) = setup();
         symlink(outside.join("inner"), root.join("esc")).unwrap();
-        symlink(outside.join("gone.txt"), root.join("dangling")).unwrap();
+        // Into the project: a dangling link pointing out is refused as outside, like any link out.
+        symlink(root.join("gone.txt"), root.join("dangling")).unwrap();
 
         // `..` through a symlinked folder goes where the OS goes: out.
         assert_eq!(code(&root, "esc/../secret.txt"), ErrorCode::OutsideProject);

@@ -42,6 +42,9 @@ pub struct SessionSummary {
     pub total_tokens: u64,
     /// Sessions in the tree (root + subagents).
     pub sessions: u32,
+    /// The parent its trace file names, when that link goes round in a circle (a damaged or
+    /// hand-made trace folder) and was not followed: it is listed as a root so nothing is hidden.
+    pub broken_parent: Option<String>,
 }
 
 fn state_of(status: SessionStatus) -> SessionState {
@@ -74,6 +77,7 @@ pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<Sess
             terminal_reason: s.terminal_reason,
             total_tokens: s.total_tokens,
             sessions: s.sessions,
+            broken_parent: s.broken_parent,
         })
         .collect())
 }

@@ -23,6 +23,27 @@ pub struct ProjectInfo {
     pub profiles: Vec<ProfileInfo>,
     /// Project profile files that could not be used, and why.
     pub profile_errors: Vec<ProfileError>,
+    /// Digest of the project's own profile files (`.canopy/agents/*.md`); `null` when it has none.
+    /// An answer to the trust question is given for exactly this digest.
+    pub profiles_digest: Option<String>,
+    /// Whether runs use the project's own profiles.
+    pub profiles_trust: ProfilesTrust,
+}
+
+/// Whether runs in a project use its own profiles. Their descriptions go into the main agent's
+/// tool list and their prompts to subagents, so the person reads them first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ProfilesTrust {
+    /// The project has no profiles of its own.
+    NoProfiles,
+    /// Not answered for these files yet: runs use the built-in profiles only until the person has
+    /// looked at them.
+    Ask,
+    /// The person trusted these files: runs use them.
+    Trusted,
+    /// The person chose the built-in profiles only for these files.
+    Declined,
 }
 
 /// One entry of the recent-projects list.
@@ -142,11 +163,20 @@ pub fn load_project(state: &AppState, path: &str) -> CommandResult<ProjectInfo> 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| root.display().to_string());
     let (profiles, profile_errors) = project_profiles(&state.saved_settings(), &root);
+    let profiles_digest = canopy_runtime::profiles::project_profiles_digest(&root);
+    let profiles_trust = match (&profiles_digest, state.profile_trust().answer(&root)) {
+        (None, _) => ProfilesTrust::NoProfiles,
+        (Some(d), Some(a)) if a.digest == *d && a.trusted => ProfilesTrust::Trusted,
+        (Some(d), Some(a)) if a.digest == *d => ProfilesTrust::Declined,
+        (Some(_), _) => ProfilesTrust::Ask,
+    };
     Ok(ProjectInfo {
         root: root.display().to_string(),
         name,
         profiles,
         profile_errors,
+        profiles_digest,
+        profiles_trust,
     })
 }
 
@@ -158,6 +188,31 @@ pub fn open(state: &AppState, path: &str) -> CommandResult<ProjectInfo> {
     if let Err(e) = state.recent().touch(&info.root, &info.name) {
         state.warn(e.message);
     }
+    Ok(info)
+}
+
+/// Records the person's answer about the open project's own profiles, as shown to them (`digest`
+/// from its `ProjectInfo`): `trusted` true uses them in runs from now on, false keeps to the
+/// built-in profiles. Remembered per project and digest. `invalid_argument` when the files changed
+/// since they were shown (they must be read again).
+#[tauri::command]
+pub async fn answer_project_profiles(
+    state: State<'_, AppState>,
+    digest: String,
+    trusted: bool,
+) -> CommandResult<ProjectInfo> {
+    let project = state.require_project()?;
+    let root = PathBuf::from(&project.root);
+    let now = canopy_runtime::profiles::project_profiles_digest(&root);
+    if now.as_deref() != Some(digest.as_str()) {
+        return Err(CommandError::new(
+            ErrorCode::InvalidArgument,
+            "the project's profiles changed since they were shown; look at them again before answering",
+        ));
+    }
+    state.profile_trust().record(&root, &digest, trusted)?;
+    let info = load_project(&state, &project.root)?;
+    state.set_project(info.clone());
     Ok(info)
 }
 

@@ -2,7 +2,7 @@
 //! stream to the run's channel through [`crate::bridge`].
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use canopy_protocol::TraceRecord;
@@ -26,12 +26,18 @@ pub struct RunHandle {
     pub session_id: String,
     /// This run's id (as in the records' `run_id`).
     pub run_id: String,
+    /// What the person should be told about the session's start, e.g. temporary files of an
+    /// interrupted edit that were removed from the project. Empty for follow-ups.
+    pub notices: Vec<String>,
 }
 
 /// Builds a runtime from the settings in force now. Reading the keys (for redaction) may touch the
 /// keychain, a blocking call, so this runs off the async workers.
-async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
+async fn build_runtime(state: &AppState, project_root: &Path) -> CommandResult<Arc<Runtime>> {
     let settings = state.effective_settings()?;
+    // The runtime uses the project's own profiles only while their files are the ones the person
+    // trusted (it checks the digest itself, just before the session starts).
+    let trusted_profiles = state.profile_trust().trusted(project_root);
     let env: HashMap<String, String> = [ModelSlotVar::Main, ModelSlotVar::Light]
         .into_iter()
         .filter_map(|v| {
@@ -56,11 +62,9 @@ async fn build_runtime(state: &AppState) -> CommandResult<Arc<Runtime>> {
         let models =
             ConfiguredModels::new(settings.clone(), env, secrets).with_saved_settings(saved);
         let keys = models.secrets();
-        Ok(Runtime::new(
-            runtime_settings(&settings),
-            Arc::new(models),
-            keys,
-        ))
+        let mut rs = runtime_settings(&settings);
+        rs.trusted_project_profiles = trusted_profiles;
+        Ok(Runtime::new(rs, Arc::new(models), keys))
     })
     .await
     .map_err(|e| {
@@ -104,6 +108,7 @@ async fn launch(
     live: Arc<LiveSession>,
     prompt: String,
     channel: Channel<Vec<TraceRecord>>,
+    notices: Vec<String>,
 ) -> CommandResult<RunHandle> {
     let session_id = live.session.session_id().to_string();
     if !live.try_begin() {
@@ -141,7 +146,7 @@ async fn launch(
         }
     });
     tokio::select! {
-        Ok(run_id) = started_rx => Ok(RunHandle { session_id, run_id }),
+        Ok(run_id) = started_rx => Ok(RunHandle { session_id, run_id, notices }),
         Ok(error) = failed_rx => Err(error),
         else => Err(CommandError::new(ErrorCode::RuntimeError, "the run ended before it started")),
     }
@@ -157,7 +162,7 @@ pub async fn start_run(
     check_prompt(&prompt)?;
     let project = state.require_project()?;
     let trace_dir = state.trace_dir()?;
-    let runtime = build_runtime(&state).await?;
+    let runtime = build_runtime(&state, Path::new(&project.root)).await?;
     let (events, received) = tokio::sync::mpsc::unbounded_channel();
     let session = runtime.start_session(SessionOptions {
         project_root: PathBuf::from(&project.root),
@@ -167,9 +172,10 @@ pub async fn start_run(
     })?;
     let sinks = SinkQueue::default();
     tauri::async_runtime::spawn(bridge::forward(received, sinks.clone()));
+    let notices = session.notices().to_vec();
     let live = Arc::new(LiveSession::new(runtime, session, sinks));
     state.runs().insert(live.clone());
-    launch(live, prompt, on_event).await
+    launch(live, prompt, on_event, notices).await
 }
 
 /// Sends a follow-up prompt to a session started in this app run.
@@ -187,7 +193,7 @@ pub async fn send_message(
             format!("no live session {session_id}; sessions from history are read-only"),
         )
     })?;
-    launch(live, prompt, on_event).await
+    launch(live, prompt, on_event, Vec::new()).await
 }
 
 /// Cancels a session's running prompt and every subagent under it. False when nothing was running.

@@ -598,7 +598,12 @@ async fn a_project_profile_runs_and_a_bad_one_is_reported() {
         "---\nname: rogue\ntools: Read, Bash\n---\nYou run commands.\n",
     )
     .expect("write");
-    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    // The person has seen and trusted these profiles (the app's prompt, the CLI's flag).
+    let digest = canopy_runtime::profiles::project_profiles_digest(scenario.project());
+    assert!(digest.is_some());
+    let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
+        rs.trusted_project_profiles = digest
+    });
     let (profiles, errors) = rt.profiles_for(scenario.project()).expect("profiles");
     assert!(profiles.iter().any(|p| p.name() == "docs"));
     assert_eq!(errors.len(), 1);

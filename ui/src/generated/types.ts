@@ -894,7 +894,17 @@ profiles: Array<ProfileInfo>,
 /**
  * Project profile files that could not be used, and why.
  */
-profile_errors: Array<ProfileError>, };
+profile_errors: Array<ProfileError>, 
+/**
+ * Digest of the project's own profile files (`.canopy/agents/*.md`); `null` when it has none.
+ * An answer to the trust question is given for exactly this digest.
+ */
+profiles_digest: string | null, 
+/**
+ * Whether runs use the project's own profiles.
+ */
+profiles_trust: ProfilesTrust, };
+export type ProfilesTrust = "no_profiles" | "ask" | "trusted" | "declined";
 export type RecentProject = { 
 /**
  * Canonical absolute path.
@@ -936,7 +946,12 @@ budgets: Budgets,
 /**
  * The project file it came from; `null` for built-ins.
  */
-source: string | null, };
+source: string | null, 
+/**
+ * Its system prompt: what a project profile would send to a model, shown before the person
+ * trusts it.
+ */
+system_prompt: string, };
 export type ProfileError = { 
 /**
  * The file.
@@ -1023,7 +1038,12 @@ session_id: string,
 /**
  * This run's id (as in the records' `run_id`).
  */
-run_id: string, };
+run_id: string, 
+/**
+ * What the person should be told about the session's start, e.g. temporary files of an
+ * interrupted edit that were removed from the project. Empty for follow-ups.
+ */
+notices: Array<string>, };
 export type ApprovalAnswer = "allow_once" | "allow_session" | "deny";
 export type SessionSummary = { 
 /**
@@ -1053,5 +1073,10 @@ total_tokens: number,
 /**
  * Sessions in the tree (root + subagents).
  */
-sessions: number, };
+sessions: number, 
+/**
+ * The parent its trace file names, when that link goes round in a circle (a damaged or
+ * hand-made trace folder) and was not followed: it is listed as a root so nothing is hidden.
+ */
+broken_parent: string | null, };
 export type SessionState = "running" | "completed" | "failed" | "cancelled" | "interrupted";

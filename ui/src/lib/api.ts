@@ -60,6 +60,8 @@ export interface Backend {
   currentProject(): Promise<ProjectInfo | null>;
   listRecentProjects(): Promise<RecentProject[]>;
   forgetProject(path: string): Promise<void>;
+  /** The person's answer about the open project's own profiles as shown (`digest` from its ProjectInfo). */
+  answerProjectProfiles(digest: string, trusted: boolean): Promise<ProjectInfo>;
   /** Things to tell the person once (an unusable settings file moved aside, `CANOPY_*` overrides…). */
   startupWarnings(): Promise<string[]>;
   /** Calls `handler` when a second `canopy FOLDER` opened FOLDER in this app; resolves to an unsubscribe. */
@@ -127,6 +129,7 @@ export const tauriBackend: Backend = {
   currentProject: () => call('current_project'),
   listRecentProjects: () => call('list_recent_projects'),
   forgetProject: (path) => call('forget_project', { path }),
+  answerProjectProfiles: (digest, trusted) => call('answer_project_profiles', { digest, trusted }),
   startupWarnings: () => call('startup_warnings'),
   onProjectOpened: (handler) => listen<ProjectInfo>('project_opened', (e) => handler(e.payload)),
   onAppWarning: (handler) => listen<string>('app_warning', (e) => handler(e.payload)),

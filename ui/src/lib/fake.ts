@@ -22,12 +22,15 @@ const PROJECT: ProjectInfo = {
   root: DEMO_ROOT,
   name: 'tiny-http',
   profiles: [
-    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null },
-    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null },
-    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null },
-    { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md` },
+    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null, system_prompt: 'You are Canopy, a careful coding agent…' },
+    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null, system_prompt: 'You are an explore subagent…' },
+    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null, system_prompt: 'You are a verify subagent…' },
+    { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md`, system_prompt: 'You check HTTP/1.1 handlers against RFC 9112 message framing. Answer with the explore JSON object.' },
   ],
   profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)', loaded: false }],
+  profiles_digest: 'demo-profiles-digest',
+  // The demo's person trusted the demo's profile before; the app would ask first.
+  profiles_trust: 'trusted',
 };
 
 const FILLER = [
@@ -266,8 +269,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
   const oldDone = demoRun(Date.now() - day, { sessionId: 'main-2b91' });
   const oldInterrupted = demoRun(Date.now() - 2 * day, { sessionId: 'main-0c55' }).slice(0, 70);
   const history: Map<string, { summary: SessionSummary; records: TraceRecord[] }> = new Map([
-    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4 }, records: oldDone }],
-    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3 }, records: oldInterrupted }],
+    ['main-2b91', { summary: { session_id: 'main-2b91', started_ms: Date.now() - day, title: 'Why do keep-alive connections leak file descriptors?', status: 'completed', terminal_reason: 'completed', total_tokens: 118_430, sessions: 4, broken_parent: null }, records: oldDone }],
+    ['main-0c55', { summary: { session_id: 'main-0c55', started_ms: Date.now() - 2 * day, title: 'Survey the TLS handshake error paths', status: 'interrupted', terminal_reason: null, total_tokens: 41_210, sessions: 3, broken_parent: null }, records: oldInterrupted }],
   ]);
   const projectListeners = new Set<(p: ProjectInfo) => void>();
   const warningListeners = new Set<(message: string) => void>();
@@ -368,6 +371,11 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
     async forgetProject(path) {
       recent = recent.filter((r) => r.root !== path);
     },
+    async answerProjectProfiles(digest, trusted) {
+      needProject();
+      if (digest !== PROJECT.profiles_digest) throw new ApiError('invalid_argument', "the project's profiles changed since they were shown; look at them again before answering");
+      return { ...PROJECT, profiles_trust: trusted ? 'trusted' : 'declined' };
+    },
     pickFolder: async () => DEMO_ROOT,
     async startRun(_prompt, onEvents) {
       needProject();
@@ -381,10 +389,10 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       rest = demo.rest;
       liveId = sessionId;
       history.set(sessionId, {
-        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1 },
+        summary: { session_id: sessionId, started_ms: Date.now(), title: 'Find why keep-alive connections leak file descriptors', status: 'running', terminal_reason: null, total_tokens: 0, sessions: 1, broken_parent: null },
         records: player.seen,
       });
-      return { session_id: sessionId, run_id: `run-${sessionId}` };
+      return { session_id: sessionId, run_id: `run-${sessionId}`, notices: [] };
     },
     async sendMessage(sessionId, prompt, onEvents) {
       needProject();
@@ -401,7 +409,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
         { ...base, seq: 1003, ts_ms: t + 1100, event: { type: 'model_call_end', model_call_id: `f${t}`, step: 1, text: reply, tool_calls: [], finish_reason: 'stop', usage: u, model: 'demo', latency_ms: 1000, error: null, totals: { steps: 1, context_tokens: 900, total_tokens: 940, wall_time_ms: 1100 } } },
         { ...base, seq: 1004, ts_ms: t + 1150, event: { type: 'run_ended', terminal_reason: 'completed', final_text: reply, result: null, error: null, usage: u, usage_with_descendants: u, totals: { steps: 1, context_tokens: 900, total_tokens: 940, wall_time_ms: 1150 }, tool_calls: 0 } },
       ]);
-      return { session_id: sessionId, run_id: runId };
+      return { session_id: sessionId, run_id: runId, notices: [] };
     },
     async cancelRun(sessionId) {
       return cancelSessions(subtree(sessionId), 'user');

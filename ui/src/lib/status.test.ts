@@ -36,6 +36,7 @@ describe('history row', () => {
     terminal_reason: 'completed',
     total_tokens: 1000,
     sessions: 4,
+    broken_parent: null,
   };
 
   it('counts the agents of the tree', () => {

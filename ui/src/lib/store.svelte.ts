@@ -114,6 +114,8 @@ export class AppStore {
   settingsSaving = $state(false);
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
   notices = $state<Notice[]>([]);
+  /** The person asked to look at the project's own profiles again (after turning them down). */
+  reviewingProfiles = $state(false);
   private noticeId = 0;
   /**
    * Tool calls whose rows are expanded, by session and call id. Kept here rather than in the row: the
@@ -220,6 +222,7 @@ export class AppStore {
 
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
   setProject(p: ProjectInfo): void {
+    if (this.project?.root !== p.root) this.reviewingProfiles = false;
     this.project = p;
     const name = (e: { path: string }) => e.path.split('/').pop() ?? e.path;
     const rejected = p.profile_errors.filter((e) => !e.loaded);
@@ -232,6 +235,24 @@ export class AppStore {
     if (changed.length > 0) {
       const what = changed.map((e) => `${name(e)}: ${e.reason}`).join('; ');
       this.notify('warning', `Agent profiles of ${p.name} in use with changes — ${what}`);
+    }
+  }
+
+  /**
+   * Records the person's answer about the open project's own profiles, for the digest they were shown.
+   * Until they trust them, runs use the built-in profiles only (the runtime checks the digest itself).
+   * A session's profiles are fixed when it starts, so unless a run is going the view moves to a new
+   * session, where the answer applies (the old one stays in History).
+   */
+  async answerProjectProfiles(trusted: boolean): Promise<void> {
+    const digest = this.project?.profiles_digest ?? null;
+    if (digest === null) return;
+    try {
+      this.setProject(await this.backend.answerProjectProfiles(digest, trusted));
+      this.reviewingProfiles = false;
+      if (!this.running && this.sessionId !== null) this.reset();
+    } catch (e) {
+      this.fail(e);
     }
   }
 
@@ -360,6 +381,7 @@ export class AppStore {
     this.readOnly = false;
     try {
       const h = await this.backend.startRun(prompt, this.sink(next));
+      for (const n of h.notices) this.notify('info', n);
       next.sessionId = h.session_id;
       this.live = next;
       this.liveSessionId = h.session_id;

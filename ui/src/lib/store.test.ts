@@ -96,6 +96,24 @@ describe('app store', () => {
     ]);
   });
 
+  it("records the answer about the project's own profiles for the digest shown, and stops reviewing", async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    app.reviewingProfiles = true;
+    await app.answerProjectProfiles(false);
+    expect(app.project?.profiles_trust).toBe('declined');
+    expect(app.reviewingProfiles).toBe(false);
+    await app.answerProjectProfiles(true);
+    expect(app.project?.profiles_trust).toBe('trusted');
+    // Files changed since they were shown: the answer is refused, nothing is recorded.
+    app.project = { ...app.project!, profiles_digest: 'another-digest' };
+    await app.answerProjectProfiles(false);
+    expect(app.error).toContain('changed since they were shown');
+  });
+
   it('a second launch on the open project only refreshes its profiles', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);

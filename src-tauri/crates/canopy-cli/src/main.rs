@@ -8,12 +8,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use canopy_config::{
-    apply_env_overrides, IndexedStore, KeyringStore, SecretStore, Settings, SettingsStore,
+    apply_env_overrides, IndexedStore, KeyringStore, ProfileTrust, SecretStore, Settings,
+    SettingsStore,
 };
 use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
 use canopy_providers::{ModelRequest, StreamDelta};
 use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels, EnvSnapshot};
-use canopy_runtime::trace_reader;
+use canopy_runtime::{profiles, trace_reader};
 use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
@@ -48,6 +49,11 @@ enum Command {
         /// Print a JSON summary instead of the answer.
         #[arg(long)]
         json: bool,
+        /// Use the project's own subagent profiles (`.canopy/agents/*.md`) as they are now, and
+        /// remember that until they change. Without it they are used only if trusted before (here
+        /// or in the app); read them first: their text goes to the model.
+        #[arg(long)]
+        trust_project_profiles: bool,
         /// The prompt.
         prompt: String,
     },
@@ -150,8 +156,19 @@ fn main() -> ExitCode {
                 trace_dir,
                 allow,
                 json,
+                trust_project_profiles,
                 prompt,
-            } => run(project, trace_dir, allow, json, prompt).await,
+            } => {
+                run(
+                    project,
+                    trace_dir,
+                    allow,
+                    json,
+                    trust_project_profiles,
+                    prompt,
+                )
+                .await
+            }
             Command::Trace {
                 command: TraceCommand::Show { path },
             } => trace_show(&path),
@@ -164,7 +181,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("canopy-cli: {message}");
+            eprintln!("canopy-cli: {}", render::text(&message));
             ExitCode::from(2)
         }
     }
@@ -186,17 +203,55 @@ fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
         .collect()
 }
 
+/// Whether the project's own profiles may be used in this run, saying on stderr what was found
+/// and what becomes of it; the digest to put in the runtime settings when they may.
+fn project_profiles_trust(root: &Path, trust_flag: bool) -> Result<Option<String>, String> {
+    let (found, errors) = profiles::load_project_profiles(root);
+    for e in &errors {
+        let rel = e.path.strip_prefix(root).unwrap_or(&e.path);
+        eprintln!(
+            "note: project profile {}: {}",
+            render::one_line(&rel.display().to_string()),
+            render::one_line(&e.reason)
+        );
+    }
+    let Some(digest) = profiles::project_profiles_digest(root) else {
+        return Ok(None);
+    };
+    let names: Vec<String> = found.iter().map(|p| render::one_line(p.name())).collect();
+    let names = if names.is_empty() {
+        "none valid".to_string()
+    } else {
+        names.join(", ")
+    };
+    let store = ProfileTrust::at_default_location().map_err(|e| e.to_string())?;
+    if trust_flag {
+        store.trust(root, &digest).map_err(|e| e.to_string())?;
+        eprintln!("note: project profiles loaded from .canopy/agents (trusted with --trust-project-profiles): {names}");
+        Ok(Some(digest))
+    } else if store.is_trusted(root, &digest) {
+        eprintln!("note: project profiles loaded from .canopy/agents (trusted before): {names}");
+        Ok(Some(digest))
+    } else {
+        eprintln!(
+            "note: project profiles in .canopy/agents are NOT used: {names}. Their text would go to the model; read them, then run with --trust-project-profiles to use them (remembered until they change)."
+        );
+        Ok(None)
+    }
+}
+
 async fn run(
     project: PathBuf,
     trace_dir: Option<PathBuf>,
     allow: Vec<String>,
     json: bool,
+    trust_project_profiles: bool,
     prompt: String,
 ) -> Result<ExitCode, String> {
     let allowed = allowed_tools(&allow)?;
     let loaded = load_settings()?;
     for n in &loaded.notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", render::one_line(n));
     }
     if loaded.effective.sandbox.mode == canopy_protocol::SandboxMode::Off {
         eprintln!("note: Bash runs WITHOUT a sandbox (sandbox.mode is \"off\" in settings.json): commands have your full rights");
@@ -216,11 +271,9 @@ async fn run(
     })
     .await
     .map_err(|e| format!("could not read the keys to redact: {e}"))?;
-    let runtime = Runtime::new(
-        runtime_settings(&loaded.effective),
-        Arc::new(models),
-        secrets,
-    );
+    let mut settings = runtime_settings(&loaded.effective);
+    settings.trusted_project_profiles = project_profiles_trust(&root, trust_project_profiles)?;
+    let runtime = Runtime::new(settings, Arc::new(models), secrets);
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
     let session = runtime
         .start_session(SessionOptions {
@@ -230,6 +283,9 @@ async fn run(
             events: tx,
         })
         .map_err(|e| e.to_string())?;
+    for n in session.notices() {
+        eprintln!("note: {}", render::one_line(n));
+    }
     let root_id = session.session_id().to_string();
     let printer = tokio::spawn(async move {
         let mut p = render::Progress::new(root_id);
@@ -240,10 +296,12 @@ async fn run(
     // Holding the session here would keep the event stream open after the run; the runtime and an
     // id are enough to cancel it.
     let run_over = CancellationToken::new();
+    let signals = StopSignals::install();
     let interrupts = tokio::spawn(handle_interrupts(
         runtime.clone(),
         session.session_id().to_string(),
         run_over.clone(),
+        signals,
     ));
     let outcome = session.run(prompt).await;
     run_over.cancel();
@@ -269,12 +327,15 @@ async fn run(
         );
     } else {
         if let Some(text) = &outcome.final_text {
-            println!("{text}");
+            println!("{}", render::text(text));
         }
         if let Some(err) = &outcome.error {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", render::text(err));
         }
-        eprintln!("trace: {}", trace_path.display());
+        eprintln!(
+            "trace: {}",
+            render::one_line(&trace_path.display().to_string())
+        );
     }
     interrupts.abort();
     Ok(if outcome.terminal_reason == TerminalReason::Completed {
@@ -287,28 +348,90 @@ async fn run(
 /// Exit status after a second Ctrl-C, as a shell reports a SIGINT death (128 + 2).
 const ABORT_EXIT_CODE: i32 = 130;
 
-/// Ctrl-C while the run is going cancels it gracefully (the trace gets its `run_ended`); another
-/// Ctrl-C, or one after the run is over (still printing, or stuck), exits at once with 130. Once
-/// tokio has installed its SIGINT handler the default "die on Ctrl-C" is gone, so without the second
-/// stage a run that does not stop (a tool stuck in the kernel, a blocked pipe) could only be killed.
-async fn handle_interrupts(runtime: Arc<Runtime>, session_id: String, run_over: CancellationToken) {
+/// The signals that stop a run: Ctrl-C, and on Unix SIGTERM (`kill`, a CI job's timeout, systemd)
+/// and SIGHUP (the terminal closed). All three are handled alike, because a signal left to its
+/// default action kills the process before the run can stop its Bash process groups or write
+/// `run_ended`.
+struct StopSignals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    hup: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    /// Installs the handlers at once, so a signal that arrives before the first wait is not lost
+    /// (and does not kill the process by its default action).
+    fn install() -> StopSignals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            StopSignals {
+                term: signal(SignalKind::terminate()).ok(),
+                hup: signal(SignalKind::hangup()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            StopSignals {}
+        }
+    }
+
+    /// The next stop signal's name; `None` when no signal can be received any more.
+    async fn next(&mut self) -> Option<&'static str> {
+        #[cfg(unix)]
+        {
+            async fn recv(s: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+                match s {
+                    Some(s) => s.recv().await,
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                r = tokio::signal::ctrl_c() => r.ok().map(|_| "Ctrl-C"),
+                r = recv(&mut self.term) => r.map(|_| "SIGTERM"),
+                r = recv(&mut self.hup) => r.map(|_| "SIGHUP"),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::signal::ctrl_c().await.ok().map(|_| "Ctrl-C")
+        }
+    }
+}
+
+/// Ctrl-C (or SIGTERM, SIGHUP) while the run is going cancels it gracefully (the trace gets its
+/// `run_ended`, Bash process groups are stopped); another one, or one after the run is over (still
+/// printing, or stuck), exits at once with 130. Once tokio has installed its handlers the default
+/// "die on the signal" is gone, so without the second stage a run that does not stop (a tool stuck
+/// in the kernel, a blocked pipe) could only be killed.
+async fn handle_interrupts(
+    runtime: Arc<Runtime>,
+    session_id: String,
+    run_over: CancellationToken,
+    mut signals: StopSignals,
+) {
     // Dropped when the run ends: holding the runtime would keep the event stream open.
     let mut runtime = Some(runtime);
     loop {
         tokio::select! {
             biased;
             _ = run_over.cancelled(), if runtime.is_some() => runtime = None,
-            signal = tokio::signal::ctrl_c() => {
-                if signal.is_err() {
+            signal = signals.next() => {
+                let Some(name) = signal else {
                     return;
-                }
+                };
                 match runtime.take() {
                     Some(rt) => {
-                        eprintln!("canopy-cli: cancelling (press Ctrl-C again to abort at once)");
-                        rt.cancel(&session_id, "user (Ctrl-C)");
+                        if name == "Ctrl-C" {
+                            eprintln!("canopy-cli: cancelling (press Ctrl-C again to abort at once)");
+                        } else {
+                            eprintln!("canopy-cli: cancelling on {name} (send it again or press Ctrl-C to abort at once)");
+                        }
+                        rt.cancel(&session_id, &format!("user ({name})"));
                     }
                     None => {
-                        eprintln!("canopy-cli: aborting");
+                        eprintln!("canopy-cli: aborting ({name})");
                         std::process::exit(ABORT_EXIT_CODE);
                     }
                 }
@@ -348,7 +471,7 @@ fn trace_show(path: &Path) -> Result<ExitCode, String> {
 async fn models_check() -> Result<ExitCode, String> {
     let loaded = load_settings()?;
     for n in &loaded.notes {
-        eprintln!("note: {n}");
+        eprintln!("note: {}", render::one_line(n));
     }
     let models = configured_models(&loaded, env_snapshot(), secret_store()?);
     let mut all_ok = true;
@@ -358,7 +481,7 @@ async fn models_check() -> Result<ExitCode, String> {
             Ok(r) => r,
             Err(e) => {
                 all_ok = false;
-                println!("{label}: NOT USABLE — {e}");
+                println!("{label}: NOT USABLE — {}", render::one_line(&e.to_string()));
                 continue;
             }
         };
@@ -383,21 +506,29 @@ async fn models_check() -> Result<ExitCode, String> {
             .complete(&request, &noop, &CancellationToken::new())
             .await
         {
+            // The reported model id, the error and even the configured ids come from outside
+            // (a server, a settings file): escaped like everything else printed.
             Ok(resp) => println!(
-                "{label}: OK — {} {} at {} answered in {} ms (reported model: {}){fallback}",
-                info.provider.as_str(),
-                info.model_id,
-                info.base_url,
-                started.elapsed().as_millis(),
-                resp.model
+                "{}",
+                render::one_line(&format!(
+                    "{label}: OK — {} {} at {} answered in {} ms (reported model: {}){fallback}",
+                    info.provider.as_str(),
+                    info.model_id,
+                    info.base_url,
+                    started.elapsed().as_millis(),
+                    resp.model
+                ))
             ),
             Err(e) => {
                 all_ok = false;
                 println!(
-                    "{label}: FAILED — {} {} at {}: {e}{fallback}",
-                    info.provider.as_str(),
-                    info.model_id,
-                    info.base_url
+                    "{}",
+                    render::one_line(&format!(
+                        "{label}: FAILED — {} {} at {}: {e}{fallback}",
+                        info.provider.as_str(),
+                        info.model_id,
+                        info.base_url
+                    ))
                 );
             }
         }

@@ -1,4 +1,7 @@
 //! Text rendering for the terminal: live progress lines from trace records, and session trees.
+//! Everything printed that a model, a project or a trace file chose (tool names, descriptions,
+//! model ids, answers) goes through [`one_line`] or [`text`], so it cannot carry terminal control
+//! sequences or start a fake line of its own.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -85,7 +88,7 @@ impl Progress {
             _ => None,
         };
         if let Some(line) = line {
-            eprintln!("[{who}] {line}");
+            eprintln!("[{}] {}", one_line(&who), one_line(&line));
         }
     }
 }
@@ -107,21 +110,78 @@ fn short(s: &str, max: usize) -> String {
     }
 }
 
-/// The tree of a session and its descendants, one agent per line with budgets used/limit.
-pub fn tree(root: &SessionNode) -> String {
-    let mut out = String::new();
-    write_node(&mut out, root, "", true, true);
+/// `s` as one printable line: control characters (line breaks, escape sequences, bells, C1
+/// controls) and the bidirectional overrides that reorder what a terminal shows become visible
+/// escapes like `\x1b` and `\u{202e}`.
+pub fn one_line(s: &str) -> String {
+    escape(s, false)
+}
+
+/// Like [`one_line`], but keeps line breaks and tabs: for an answer printed as a text block.
+pub fn text(s: &str) -> String {
+    escape(s, true)
+}
+
+fn escape(s: &str, keep_lines: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\n' | '\t' if keep_lines => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() && (c as u32) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
     out
 }
 
-fn write_node(out: &mut String, n: &SessionNode, prefix: &str, last: bool, is_root: bool) {
-    let branch = if is_root {
-        ""
-    } else if last {
-        "└─ "
-    } else {
-        "├─ "
+/// Levels of indentation drawn; deeper sessions (a damaged or hostile trace folder can chain
+/// thousands) say their depth instead, so each line stays short.
+const MAX_INDENT: usize = 32;
+
+/// The tree of a session and its descendants, one agent per line with budgets used/limit.
+pub fn tree(root: &SessionNode) -> String {
+    let mut out = String::new();
+    // Without recursion: a chain of sessions can be thousands deep. Each entry is a node and, per
+    // level above it, whether that ancestor was the last of its siblings.
+    let mut stack: Vec<(&SessionNode, Vec<bool>)> = vec![(root, Vec::new())];
+    while let Some((n, lasts)) = stack.pop() {
+        write_node(&mut out, n, &lasts);
+        let count = n.children.len();
+        for (i, c) in n.children.iter().enumerate().rev() {
+            let mut l = lasts.clone();
+            l.push(i + 1 == count);
+            stack.push((c, l));
+        }
+    }
+    out
+}
+
+/// The drawing before a node's line (`branch`) and before its continuation lines (`cont`).
+fn prefixes(lasts: &[bool]) -> (String, String) {
+    let Some((last, above)) = lasts.split_last() else {
+        return (String::new(), String::new());
     };
+    let mut prefix = String::new();
+    for l in above.iter().take(MAX_INDENT) {
+        prefix.push_str(if *l { "   " } else { "│  " });
+    }
+    if above.len() > MAX_INDENT {
+        let _ = write!(prefix, "[depth {}] ", lasts.len());
+    }
+    let branch = if *last { "└─ " } else { "├─ " };
+    let cont = format!("{prefix}{}", if *last { "   " } else { "│  " });
+    (format!("{prefix}{branch}"), cont)
+}
+
+fn write_node(out: &mut String, n: &SessionNode, lasts: &[bool]) {
+    let (lead, child_prefix) = prefixes(lasts);
     let label = match (&n.description, n.agent) {
         (Some(d), _) => format!("{} \"{}\"", n.profile, d),
         (None, AgentKind::Main) => "main".to_string(),
@@ -145,16 +205,16 @@ fn write_node(out: &mut String, n: &SessionNode, prefix: &str, last: bool, is_ro
         .unwrap_or_else(|| "?".into());
     let status = reason(&n.status);
     let terminal = n.terminal_reason.as_ref().map(reason).unwrap_or_default();
-    let _ = writeln!(
-        out,
-        "{prefix}{branch}{label} — {status} ({terminal}) — {model} — {}",
+    let broken = n
+        .broken_parent
+        .as_ref()
+        .map(|p| format!(" — parent link to {p} broken (a cycle); shown as a root"))
+        .unwrap_or_default();
+    let line = format!(
+        "{label} — {status} ({terminal}) — {model} — {}{broken}",
         n.session_id
     );
-    let child_prefix = if is_root {
-        String::new()
-    } else {
-        format!("{prefix}{}", if last { "   " } else { "│  " })
-    };
+    let _ = writeln!(out, "{lead}{}", one_line(&line));
     if let Some(b) = &n.budgets {
         let t = &n.totals;
         let _ = writeln!(
@@ -172,9 +232,5 @@ fn write_node(out: &mut String, n: &SessionNode, prefix: &str, last: bool, is_ro
             n.tool_calls,
             n.usage_with_descendants.total()
         );
-    }
-    let count = n.children.len();
-    for (i, c) in n.children.iter().enumerate() {
-        write_node(out, c, &child_prefix, i + 1 == count, false);
     }
 }

@@ -303,3 +303,317 @@ async fn a_key_the_model_quotes_never_reaches_stdout_or_stderr() {
         }
     }
 }
+
+/// A control sequence that clears the screen, a window-title change, and a fake progress line.
+const HOSTILE: &str = "x\u{1b}[2J\u{1b}]0;owned\u{7}\n[main] ended: completed — 0 steps\r";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn model_chosen_text_cannot_drive_the_terminal_or_fake_progress_lines() {
+    let result = json!({"status": "completed", "summary": "ok", "findings": ["ok"], "evidence": ["lib.rs:1"], "unresolved_questions": []}).to_string();
+    let script = Script::new()
+        .require_api_key(KEY)
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![
+                    call(format!("Read{HOSTILE}"), json!({"path": HOSTILE})),
+                    call(
+                        "Task",
+                        json!({"description": format!("Look{HOSTILE}"), "prompt": "TASK-H look", "subagent_type": "explore"}),
+                    ),
+                ]))
+                .turn(Turn::text(format!("Answer line one\nline two{HOSTILE}"))),
+        )
+        .rule(
+            Rule::new("h")
+                .first_user_contains("TASK-H")
+                .turn(Turn::tools(vec![call("Grep", json!({"pattern": HOSTILE}))]))
+                .turn(Turn::text(result)),
+        );
+    let server = MockServer::start(script).await.expect("server");
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
+    let project = project();
+    let traces = env.dirs.path().join("traces");
+    let out = output(env.cli(
+        &[
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "--trace-dir",
+            traces.to_str().expect("utf8"),
+            "look",
+        ],
+        true,
+    ))
+    .await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "exit {:?}\n{stderr}", out.status);
+    let show = output(env.cli(&["trace", "show", traces.to_str().expect("utf8")], false)).await;
+    let tree = String::from_utf8_lossy(&show.stdout);
+    assert!(show.status.success());
+    for (what, text) in [
+        ("stdout", &stdout),
+        ("stderr", &stderr),
+        ("trace show", &tree),
+    ] {
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\r'),
+            "{what} passes control characters through:\n{text:?}"
+        );
+    }
+    let fake_ends = stderr
+        .lines()
+        .filter(|l| l.starts_with("[main] ended: completed"))
+        .count();
+    assert_eq!(fake_ends, 1, "only the real end line:\n{stderr}");
+    // What was escaped is still there to read.
+    assert!(stderr.contains("\\x1b[2J"), "{stderr}");
+    assert!(tree.contains("Lookx\\x1b[2J"), "{tree}");
+    // The answer keeps its own line breaks.
+    assert!(stdout.contains("Answer line one\nline two"), "{stdout}");
+}
+
+fn record(id: &str, parent: Option<&str>, seq: u64, ts: u64, event: serde_json::Value) -> String {
+    json!({"v": 1, "seq": seq, "ts_ms": ts, "session_id": id, "run_id": "r-1", "parent_session_id": parent, "event": event}).to_string()
+}
+
+/// A session file as the runtime writes it: started, one run, ended.
+fn session_file(dir: &std::path::Path, id: &str, parent: Option<&str>, ts: u64) {
+    let agent = if parent.is_some() { "subagent" } else { "main" };
+    let lines = [
+        record(
+            id,
+            parent,
+            0,
+            ts,
+            json!({"type": "session_started", "agent": agent, "profile": if parent.is_some() { "explore" } else { "main" }, "description": parent.map(|_| format!("task {id}")),
+            "model": {"slot": "main", "requested_slot": "main", "fallback": false, "provider": "openai", "model_id": "m", "base_url": "http://127.0.0.1:1/v1"},
+            "budgets": {"max_steps": 10, "max_context_tokens": 1000, "max_total_tokens": 10000, "max_wall_time_ms": 60000},
+            "project_root": "/p", "parent": null, "permission_mode": "main", "tools": ["Read"], "system_prompt": "p"}),
+        ),
+        record(
+            id,
+            parent,
+            1,
+            ts + 1,
+            json!({"type": "run_started", "prompt": "go"}),
+        ),
+        record(
+            id,
+            parent,
+            2,
+            ts + 2,
+            json!({"type": "run_ended", "terminal_reason": "completed", "final_text": null, "result": null, "error": null,
+            "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false}, "usage_with_descendants": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
+            "totals": {"steps": 1, "context_tokens": 1, "total_tokens": 2, "wall_time_ms": 5}, "tool_calls": 0}),
+        ),
+    ];
+    std::fs::write(dir.join(format!("{id}.jsonl")), lines.join("\n") + "\n").expect("write");
+}
+
+/// `trace show` with a time limit: a reader that loops must fail the test, not hang it.
+fn show_within(env: &Env, path: &std::path::Path, secs: u64) -> (bool, String, String) {
+    let mut child = env
+        .cli(&["trace", "show", path.to_str().expect("utf8")], false)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut out = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`trace show {}` did not finish in {secs}s", path.display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err);
+    (status.success(), reader.join().expect("reader"), err)
+}
+
+#[test]
+fn trace_show_survives_parent_cycles_and_a_3000_deep_chain() {
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: "http://127.0.0.1:9/v1".into(),
+    };
+    let cycle = env.dirs.path().join("cycle");
+    std::fs::create_dir(&cycle).expect("mkdir");
+    session_file(&cycle, "s-a", Some("s-b"), 1_000);
+    session_file(&cycle, "s-b", Some("s-a"), 2_000);
+    session_file(&cycle, "s-self", Some("s-self"), 3_000);
+    for path in [
+        cycle.clone(),
+        cycle.join("s-a.jsonl"),
+        cycle.join("s-self.jsonl"),
+    ] {
+        let (ok, out, err) = show_within(&env, &path, 10);
+        assert!(ok, "{err}");
+        assert!(out.contains("s-a") || out.contains("s-self"), "{out}");
+        assert!(
+            out.contains("broken (a cycle)"),
+            "the broken link is shown: {out}"
+        );
+    }
+    let (_, all, _) = show_within(&env, &cycle, 10);
+    for id in ["s-a", "s-b", "s-self"] {
+        assert!(all.contains(id), "{id} is hidden:\n{all}");
+    }
+
+    let deep = env.dirs.path().join("deep");
+    std::fs::create_dir(&deep).expect("mkdir");
+    session_file(&deep, "s-0", None, 1_000);
+    for i in 1..=3000u64 {
+        session_file(
+            &deep,
+            &format!("s-{i}"),
+            Some(&format!("s-{}", i - 1)),
+            1_000 + i * 10,
+        );
+    }
+    let (ok, out, err) = show_within(&env, &deep, 60);
+    assert!(ok, "exit failed: {err}");
+    assert!(out.contains("task s-3000"), "the deepest session is shown");
+    let (ok, _, err) = show_within(&env, &deep.join("s-0.jsonl"), 60);
+    assert!(ok, "exit failed: {err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_temp_file_left_by_a_killed_edit_is_removed_at_the_next_run_with_a_notice() {
+    let script = Script::new().require_api_key(KEY).rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("ok")),
+    );
+    let server = MockServer::start(script).await.expect("server");
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
+    let project = project();
+    std::fs::create_dir_all(project.path().join("src/deep")).expect("mkdir");
+    let stale = project.path().join("src/deep/.canopy-write-Xy12Ab");
+    std::fs::write(&stale, "half an edit").expect("write");
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .expect("open")
+        .set_modified(hour_ago)
+        .expect("age it");
+    // One being written right now (another run's Edit) is not touched.
+    let fresh = project.path().join(".canopy-write-Qr34Cd");
+    std::fs::write(&fresh, "in progress").expect("write");
+    let out = output(env.cli(
+        &[
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "--trace-dir",
+            env.dirs.path().join("traces").to_str().expect("utf8"),
+            "hello",
+        ],
+        true,
+    ))
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stale.exists(), "the stale temp file is gone");
+    assert!(fresh.exists(), "a fresh one is left alone");
+    assert!(
+        stderr.contains("removed src/deep/.canopy-write-Xy12Ab"),
+        "with a notice:\n{stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn project_profiles_are_announced_and_used_only_once_trusted() {
+    let script = Script::new().require_api_key(KEY).rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::text("ok")),
+    );
+    let server = MockServer::start(script).await.expect("server");
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: server.openai_base_url(),
+    };
+    let project = project();
+    let agents = project.path().join(".canopy/agents");
+    std::fs::create_dir_all(&agents).expect("mkdir");
+    let profile = |description: &str| {
+        format!("---\nname: docs\ndescription: {description}\ntools: Read\n---\nYou read docs.\n")
+    };
+    std::fs::write(agents.join("docs.md"), profile("PROFILE-DESC-ONE")).expect("write");
+    let traces = env.dirs.path().join("traces");
+    let run = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "run",
+            "--project",
+            project.path().to_str().expect("utf8"),
+            "--trace-dir",
+            traces.to_str().expect("utf8"),
+        ];
+        args.extend_from_slice(extra);
+        args.push("hello");
+        output(env.cli(&args, true))
+    };
+    let last_request_has = |needle: &str| {
+        server
+            .requests()
+            .last()
+            .expect("a request")
+            .body
+            .to_string()
+            .contains(needle)
+    };
+
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("project profiles in .canopy/agents are NOT used: docs")
+            && stderr.contains("--trust-project-profiles"),
+        "{stderr}"
+    );
+    assert!(
+        !last_request_has("PROFILE-DESC-ONE"),
+        "untrusted text reached the model"
+    );
+
+    let out = run(&["--trust-project-profiles"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("project profiles loaded from .canopy/agents (trusted with --trust-project-profiles): docs"),
+        "{stderr}"
+    );
+    assert!(last_request_has("PROFILE-DESC-ONE"));
+
+    // Remembered for the same files…
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("(trusted before): docs"), "{stderr}");
+    assert!(last_request_has("PROFILE-DESC-ONE"));
+
+    // …but a changed profile is new text, not trusted yet.
+    std::fs::write(agents.join("docs.md"), profile("PROFILE-DESC-TWO")).expect("write");
+    let out = run(&[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("are NOT used: docs"), "{stderr}");
+    assert!(!last_request_has("PROFILE-DESC-TWO"));
+}

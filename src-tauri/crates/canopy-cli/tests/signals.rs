@@ -1,6 +1,7 @@
 //! Ctrl-C as a person at a terminal presses it, sent as real SIGINTs to the real binary: the first
 //! cancels the run gracefully (the trace gets `run_ended cancelled`), a second one exits at once
-//! with 130 even when the process is stuck.
+//! with 130 even when the process is stuck. SIGTERM and SIGHUP stop a run the same way, Bash
+//! commands included.
 
 // Test code: a failed expect is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -38,6 +39,10 @@ struct Run {
 
 impl Run {
     fn start(server: &MockServer, stdout: Stdio) -> Run {
+        Run::start_with(server, stdout, &[])
+    }
+
+    fn start_with(server: &MockServer, stdout: Stdio, extra: &[&str]) -> Run {
         let dirs = tempfile::tempdir().expect("tmp");
         let project = dirs.path().join("project");
         std::fs::create_dir(&project).expect("mkdir");
@@ -48,6 +53,7 @@ impl Run {
             .arg(&project)
             .arg("--trace-dir")
             .arg(&traces)
+            .args(extra)
             .args(["--json", "say something"])
             .env("CANOPY_CONFIG_DIR", dirs.path().join("config"))
             .env("CANOPY_DATA_DIR", dirs.path().join("data"))
@@ -82,8 +88,12 @@ impl Run {
     }
 
     fn interrupt(&self) {
+        self.signal("-INT");
+    }
+
+    fn signal(&self, which: &str) {
         let status = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args([which, &self.child.id().to_string()])
             .status()
             .expect("kill");
         assert!(status.success());
@@ -223,4 +233,86 @@ async fn a_second_ctrl_c_exits_at_once_with_130_when_the_process_is_stuck() {
     assert!(stderr.contains("canopy-cli: aborting"), "{stderr}");
     assert!(took < Duration::from_secs(2), "{took:?}");
     drop(reader);
+}
+
+/// A model whose first turn runs `command` (a long one) in Bash, then waits.
+async fn bash_server(command: &str) -> MockServer {
+    MockServer::start(
+        Script::new().require_api_key(KEY).rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![canopy_test_support::call(
+                    "Bash",
+                    serde_json::json!({"command": command}),
+                )]))
+                .turn(Turn::text("too late").first_byte_delay_ms(60_000)),
+        ),
+    )
+    .await
+    .expect("server")
+}
+
+/// Processes whose command line is exactly `marker`.
+fn marker_processes(marker: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (text.trim() == marker).then(|| e.file_name().to_string_lossy().to_string())
+        })
+        .collect()
+}
+
+/// `marker` is a command line no other process has (each test its own): how the test finds the
+/// Bash call's process.
+async fn a_stop_signal_during_bash_cancels_like_ctrl_c(which: &str, name: &str, marker: &str) {
+    let server = bash_server(marker).await;
+    let mut run = Run::start_with(&server, Stdio::piped(), &["--allow", "bash"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while marker_processes(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the Bash command never started:\n{}",
+            run.drain_stderr()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    run.signal(which);
+    let status = run
+        .wait_exit(Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("the run did not stop after {name}"));
+    let stderr = run.drain_stderr();
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("canopy-cli: cancelling on {name}")),
+        "{stderr}"
+    );
+    assert!(
+        run_ended_cancelled(&trace_text(&run.traces)),
+        "no run_ended cancelled in the trace:\n{}",
+        trace_text(&run.traces)
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !marker_processes(marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the Bash command outlived the CLI: {:?}",
+            marker_processes(marker)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_during_a_bash_call_cancels_the_run_and_stops_the_command() {
+    a_stop_signal_during_bash_cancels_like_ctrl_c("-TERM", "SIGTERM", "sleep 313.25").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_during_a_bash_call_cancels_the_run_and_stops_the_command() {
+    a_stop_signal_during_bash_cancels_like_ctrl_c("-HUP", "SIGHUP", "sleep 313.5").await;
 }

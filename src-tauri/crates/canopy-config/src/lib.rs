@@ -10,6 +10,7 @@ pub mod keys;
 pub mod paths;
 pub mod settings;
 pub mod store;
+pub mod trust;
 
 pub use env::apply_env_overrides;
 pub use error::{ConfigError, KeyError};
@@ -25,6 +26,7 @@ pub use settings::{
     SandboxSettings, Settings, DEFAULT_SECRET_FILES, SETTINGS_VERSION,
 };
 pub use store::{LoadReport, SettingsStore};
+pub use trust::{ProfileTrust, TrustAnswer, PROFILE_TRUST_FILE};
 
 use canopy_protocol::typescript::export_decl;
 

@@ -255,12 +255,8 @@ impl Accumulate for Accumulator {
         }
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (index, c) in self.calls {
-            if c.name.is_empty() {
-                return Err(ProviderError::Protocol(format!(
-                    "tool call #{index} has no function name"
-                ))
-                .into());
-            }
+            // An empty name is kept: the runtime answers that call with an error result, rather
+            // than the whole turn (and run) being lost to one malformed call.
             tool_calls.push(ToolCall {
                 // Ids pair begin/end events and approvals across the whole session, so one the
                 // server left out must not repeat from turn to turn (`call_0` every time).

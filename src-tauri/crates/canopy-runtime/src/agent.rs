@@ -24,7 +24,7 @@ use crate::gate::{ApprovalRequest, Approver, Gate, Precheck};
 use crate::profiles::{ResultContract, RuntimeProfile};
 use crate::task::TaskTool;
 use crate::trace_writer::SessionTrace;
-use crate::{compaction, new_id, ResolvedModel, Runtime};
+use crate::{compaction, new_id, tool_args, ResolvedModel, Runtime};
 
 /// Everything one agent session needs. Built once per session; shared with its Task tool.
 pub(crate) struct AgentCtx {
@@ -575,9 +575,15 @@ pub(crate) async fn call_model(
 /// Makes the tool-call ids of one turn unique among themselves and against `seen` (ids used before
 /// in the session; the new ones are added): some servers repeat, restart or omit them, while
 /// approvals, the trace's begin/end pairs and the results sent back are all keyed by the id. A
-/// repeat gets `_2`, `_3`…; a missing id becomes `call_<n>`.
+/// repeat gets `_2`, `_3`…; a missing id becomes `call_<n>`. A call without a name is named
+/// [`tool_args::UNNAMED_TOOL`], and oversized arguments are replaced by a note of their size
+/// ([`tool_args::mark_oversized`]); both are answered with an error result.
 pub(crate) fn unique_call_ids(calls: &mut [ToolCall], seen: &mut HashSet<String>) {
     for (i, c) in calls.iter_mut().enumerate() {
+        if c.name.trim().is_empty() {
+            c.name = tool_args::UNNAMED_TOOL.to_string();
+        }
+        tool_args::mark_oversized(c);
         if c.id.trim().is_empty() {
             c.id = format!("call_{}", i + 1);
         }
@@ -607,7 +613,17 @@ pub(crate) fn emit_call_end(
             model_call_id,
             step,
             text: resp.text.clone(),
-            tool_calls: resp.tool_calls.clone(),
+            tool_calls: resp
+                .tool_calls
+                .iter()
+                .map(|c| ToolCall {
+                    arguments: tool_args::cap_text(
+                        &c.arguments,
+                        ctx.runtime.settings.trace_output_cap,
+                    ),
+                    ..c.clone()
+                })
+                .collect(),
             finish_reason: Some(resp.finish_reason.clone()),
             usage: resp.usage,
             model: resp.model.clone(),
@@ -1188,13 +1204,14 @@ async fn run_one(
         call.arguments.as_str()
     };
     let parsed: Result<Value, _> = serde_json::from_str(raw);
+    let trace_cap = ctx.runtime.settings.trace_output_cap;
     ctx.trace.emit(TraceEvent::ToolCallBegin {
         call_id: call.id.clone(),
         tool: call.name.clone(),
-        arguments: parsed
-            .as_ref()
-            .cloned()
-            .unwrap_or_else(|_| Value::String(call.arguments.clone())),
+        arguments: match &parsed {
+            Ok(v) => tool_args::cap_value(v, trace_cap),
+            Err(_) => Value::String(tool_args::cap_text(&call.arguments, trace_cap)),
+        },
         mutates: tool.as_ref().is_some_and(|t| t.mutates()),
     });
     let started = Mutex::new(Instant::now());
@@ -1224,6 +1241,13 @@ async fn run_one(
             is_error: status != ToolStatus::Ok,
         }
     };
+    if let Some(bytes) = tool_args::oversized(&call.arguments) {
+        return done(ToolStatus::Error, tool_args::too_big(bytes));
+    }
+    if call.name == tool_args::UNNAMED_TOOL && tool.is_none() {
+        let names: Vec<&str> = ctx.tools.iter().map(|t| t.name()).collect();
+        return done(ToolStatus::Error, tool_args::unnamed(&names));
+    }
     let Some(tool) = tool else {
         // A real tool this session does not have (Bash in a read-only subagent) is a permission
         // decision worth recording, not a typo.

@@ -277,11 +277,8 @@ mod tests {
         std::fs::write(outside.path().join("secret.rs"), "let key = 1;\n").unwrap();
         symlink(outside.path().join("secret.rs"), dir.path().join("link.rs")).unwrap();
         symlink(outside.path().join("inner"), dir.path().join("esc")).unwrap();
-        symlink(
-            outside.path().join("gone.rs"),
-            dir.path().join("dangling.rs"),
-        )
-        .unwrap();
+        // Into the project: a dangling link pointing out is outside, like any link out.
+        symlink(dir.path().join("gone.rs"), dir.path().join("dangling.rs")).unwrap();
         let c = |r: &str| check_evidence(r, dir.path());
 
         let escaped = c("link.rs:1");

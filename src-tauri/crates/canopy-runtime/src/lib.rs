@@ -28,6 +28,7 @@ pub mod profiles;
 pub mod readonly_check;
 pub mod redact;
 mod task;
+pub mod tool_args;
 pub mod trace_reader;
 pub mod trace_writer;
 
@@ -87,6 +88,10 @@ pub struct RuntimeSettings {
     /// Secret-file patterns for the main agent; subagents get these (without exceptions) and the
     /// defaults whatever they say.
     pub withheld_files: Vec<String>,
+    /// The [`profiles::project_profiles_digest`] of the project profiles the person has seen and
+    /// trusted. Sessions use a project's `.canopy/agents/*.md` only while their digest is this one;
+    /// otherwise only the built-in profiles reach a model.
+    pub trusted_project_profiles: Option<String>,
 }
 
 impl Default for RuntimeSettings {
@@ -107,6 +112,7 @@ impl Default for RuntimeSettings {
                 .iter()
                 .map(|p| p.to_string())
                 .collect(),
+            trusted_project_profiles: None,
         }
     }
 }
@@ -228,6 +234,33 @@ impl Runtime {
         Ok((profiles, errors))
     }
 
+    /// The profiles a session in the project may use: the built-ins, plus the project's own only
+    /// when their digest is the trusted one (checked before and after reading them, so a file
+    /// changed in between is not used on the strength of the earlier trust).
+    fn session_profiles(
+        &self,
+        project_root: &std::path::Path,
+    ) -> Result<Vec<RuntimeProfile>, RuntimeError> {
+        let trusted = |digest: Option<String>| {
+            digest.is_some() && digest == self.settings.trusted_project_profiles
+        };
+        if !trusted(profiles::project_profiles_digest(project_root)) {
+            let builtins = profiles::builtin_profiles()?;
+            return builtins
+                .into_iter()
+                .map(|p| match self.settings.profile_overrides.get(p.name()) {
+                    Some((budgets, model)) => p.with_overrides(*budgets, *model),
+                    None => Ok(p),
+                })
+                .collect();
+        }
+        let (all, _errors) = self.profiles_for(project_root)?;
+        if !trusted(profiles::project_profiles_digest(project_root)) {
+            return Ok(all.into_iter().filter(|p| p.source().is_none()).collect());
+        }
+        Ok(all)
+    }
+
     /// Starts a main-agent session. Nothing is sent to a model until [`MainSession::run`].
     pub fn start_session(
         self: &Arc<Self>,
@@ -240,7 +273,17 @@ impl Runtime {
         if !root.is_dir() {
             return Err(RuntimeError::BadProject(root));
         }
-        let (profiles, _errors) = self.profiles_for(&root)?;
+        let profiles = self.session_profiles(&root)?;
+        // A kill -9 during an Edit or Write leaves its temporary file behind; the next session in
+        // the project clears those and says so.
+        let notices = canopy_tools::remove_stale_temp_files(&root)
+            .into_iter()
+            .map(|p| {
+                format!(
+                    "removed {p}: a temporary file left by an edit or write that was interrupted"
+                )
+            })
+            .collect();
         let main = profiles
             .iter()
             .find(|p| p.name() == "main")
@@ -275,6 +318,7 @@ impl Runtime {
             history: tokio::sync::Mutex::new(Vec::new()),
             cancel: Mutex::new(CancellationToken::new()),
             prepared: Mutex::new(None),
+            notices,
         }))
     }
 
@@ -336,12 +380,20 @@ pub struct MainSession {
     /// The cancel token and run id of a run announced with [`MainSession::begin_run`] but not
     /// started yet.
     prepared: Mutex<Option<(CancellationToken, String)>>,
+    /// What the host should tell the person about the session's start (stale files removed).
+    notices: Vec<String>,
 }
 
 impl MainSession {
     /// The root session id (also its trace file stem).
     pub fn session_id(&self) -> &str {
         &self.ctx.session_id
+    }
+
+    /// Things the person should be told about the start of this session, such as temporary files
+    /// of an interrupted edit that were removed.
+    pub fn notices(&self) -> &[String] {
+        &self.notices
     }
 
     /// The trace file of the root session.

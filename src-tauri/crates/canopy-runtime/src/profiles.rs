@@ -313,21 +313,40 @@ fn clamp_to_ceiling(b: &mut Budgets) -> Vec<String> {
 /// (`name`, `description`, `tools` (comma-separated or `[a, b]`), `model` (`light`/`main`),
 /// `max_steps`, `max_context_tokens`, `max_total_tokens`, `max_wall_time_ms`, `contract`
 /// (`explore`/`verify`)); the body is the system prompt. Bad files are returned as errors beside the
-/// good profiles, never fatal.
+/// good profiles, never fatal. Only regular files inside the project are read: a profile that is a
+/// symlink, or an `agents` folder that leads out of the project, is reported and not loaded (a
+/// cloned repository must not pull text from elsewhere on the machine into a model's prompt).
+///
+/// Loading is not using: hosts pass a profile set's [`project_profiles_digest`] in
+/// `RuntimeSettings::trusted_project_profiles` once the person has seen and trusted it.
 pub fn load_project_profiles(project_root: &Path) -> (Vec<RuntimeProfile>, Vec<ProfileLoadError>) {
-    let dir = project_root.join(".canopy").join("agents");
     let mut profiles = Vec::new();
     let mut errors = Vec::new();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return (profiles, errors);
+    let paths = match profile_files(project_root) {
+        Ok(paths) => paths,
+        Err(e) => {
+            errors.push(e);
+            return (profiles, errors);
+        }
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .collect();
-    paths.sort();
     for path in paths {
+        let kind = std::fs::symlink_metadata(&path).map(|m| m.file_type());
+        let refused = match kind {
+            Ok(t) if t.is_symlink() => Some(
+                "it is a symlink; project profiles are loaded only from regular files inside the project",
+            ),
+            Ok(t) if !t.is_file() => Some("it is not a regular file"),
+            Ok(_) => None,
+            Err(_) => Some("it cannot be read"),
+        };
+        if let Some(reason) = refused {
+            errors.push(ProfileLoadError {
+                path,
+                reason: reason.to_string(),
+                loaded: false,
+            });
+            continue;
+        }
         match parse_profile_file(&path) {
             Ok((p, lowered)) => {
                 if !lowered.is_empty() {
@@ -351,6 +370,71 @@ pub fn load_project_profiles(project_root: &Path) -> (Vec<RuntimeProfile>, Vec<P
         }
     }
     (profiles, errors)
+}
+
+/// The `.canopy/agents/*.md` paths of a project, sorted; an error when the folder leads out of it.
+fn profile_files(project_root: &Path) -> Result<Vec<PathBuf>, ProfileLoadError> {
+    let dir = project_root.join(".canopy").join("agents");
+    let Ok(real) = dir.canonicalize() else {
+        return Ok(Vec::new());
+    };
+    let root = project_root
+        .canonicalize()
+        .unwrap_or_else(|_| project_root.to_path_buf());
+    if !real.starts_with(&root) {
+        return Err(ProfileLoadError {
+            path: dir,
+            reason: "the folder leads outside the project (a symlink); its profiles are not loaded"
+                .into(),
+            loaded: false,
+        });
+    }
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(Vec::new());
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "md"))
+        .collect();
+    paths.sort();
+    Ok(paths)
+}
+
+/// A digest of the project's profile files (names and bytes of the regular `.canopy/agents/*.md`
+/// files), `None` when there are none. It is what a person's trust is recorded against: any
+/// change to a profile, an added or a removed one, gives another digest, so changed profiles are
+/// shown again before they are used.
+pub fn project_profiles_digest(project_root: &Path) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let paths = profile_files(project_root).ok()?;
+    let mut hasher = Sha256::new();
+    let mut any = false;
+    for path in paths {
+        let regular = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_file());
+        let Some(name) = path.file_name() else {
+            continue;
+        };
+        if !regular {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        any = true;
+        // Lengths first, so no two different file sets hash the same bytes.
+        hasher.update((name.len() as u64).to_le_bytes());
+        hasher.update(name.as_encoded_bytes());
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+    }
+    any.then(|| {
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    })
 }
 
 /// A parsed profile and the budgets that were lowered to the ceiling.
@@ -527,6 +611,41 @@ mod tests {
         assert!(bad[0].path.ends_with("evil.md"));
         assert!(
             bad[0].reason.contains("`Bash` mutates the project"),
+            "{}",
+            bad[0].reason
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn profile_files_that_are_symlinks_or_lie_outside_the_project_are_not_loaded() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let profile = "---\nname: NAME\ndescription: from outside\n---\nOutside text.\n";
+        std::fs::write(outside.path().join("a.md"), profile.replace("NAME", "a")).unwrap();
+        let agents = dir.path().join(".canopy/agents");
+        std::fs::create_dir_all(&agents).unwrap();
+        symlink(outside.path().join("a.md"), agents.join("linked.md")).unwrap();
+        std::fs::write(agents.join("real.md"), profile.replace("NAME", "real")).unwrap();
+        let (ok, bad) = load_project_profiles(dir.path());
+        assert_eq!(ok.iter().map(|p| p.name()).collect::<Vec<_>>(), ["real"]);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].path.ends_with("linked.md"));
+        assert!(bad[0].reason.contains("symlink"), "{}", bad[0].reason);
+
+        // The whole folder linked out of the project.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(other.path().join(".canopy")).unwrap();
+        let linked_dir = outside.path().join("agents");
+        std::fs::create_dir_all(&linked_dir).unwrap();
+        std::fs::write(linked_dir.join("b.md"), profile.replace("NAME", "b")).unwrap();
+        symlink(&linked_dir, other.path().join(".canopy/agents")).unwrap();
+        let (ok, bad) = load_project_profiles(other.path());
+        assert!(ok.is_empty(), "loaded from outside the project");
+        assert_eq!(bad.len(), 1, "{bad:?}");
+        assert!(
+            bad[0].reason.contains("outside the project"),
             "{}",
             bad[0].reason
         );

@@ -160,33 +160,58 @@ impl Tool for TaskTool {
                 model_id,
                 fallback,
                 elapsed_ms,
-            } => match (&outcome.result, outcome.terminal_reason) {
-                (_, TerminalReason::Cancelled) => {
-                    // A cancelled child is a cancelled call (not a failure); the parent carries on.
-                    Err(ToolError::Cancelled)
+                violation,
+            } => {
+                // The parent model must hear of a violation whatever became of the child: it is
+                // about to act on what the child reported, or to delegate again.
+                let notice = violation.map(|changed| violation_notice(&description, &changed));
+                match (&outcome.result, outcome.terminal_reason, notice) {
+                    (_, TerminalReason::Cancelled, Some(notice)) => Err(ToolError::Failed(
+                        format!("the subagent `{description}` was cancelled.\n\n{notice}"),
+                    )),
+                    (_, TerminalReason::Cancelled, None) => {
+                        // A cancelled child is a cancelled call (not a failure); the parent
+                        // carries on.
+                        Err(ToolError::Cancelled)
+                    }
+                    (Some(result), reason, notice) => {
+                        let mut content = format_result(
+                            &description,
+                            &child_session_id,
+                            &model_id,
+                            fallback,
+                            result,
+                            reason,
+                            &outcome,
+                            elapsed_ms,
+                        );
+                        if let Some(notice) = notice {
+                            content = format!("{notice}\n\n{content}");
+                        }
+                        Ok(ToolOutput {
+                            content,
+                            todos: None,
+                        })
+                    }
+                    (None, reason, notice) => Err(ToolError::Failed(format!(
+                        "the subagent `{description}` ended without a valid result ({}): {}{}",
+                        reason_str(reason),
+                        outcome.error.as_deref().unwrap_or("no error message"),
+                        notice.map(|n| format!("\n\n{n}")).unwrap_or_default()
+                    ))),
                 }
-                (Some(result), reason) => Ok(ToolOutput {
-                    content: format_result(
-                        &description,
-                        &child_session_id,
-                        &model_id,
-                        fallback,
-                        result,
-                        reason,
-                        &outcome,
-                        elapsed_ms,
-                    ),
-                    todos: None,
-                }),
-                (None, reason) => Err(ToolError::Failed(format!(
-                    "the subagent `{description}` ended without a valid result ({}): {}",
-                    reason_str(reason),
-                    outcome.error.as_deref().unwrap_or("no error message")
-                ))),
-            },
+            }
             Launched::NotStarted(e) => Err(e),
         }
     }
+}
+
+/// What the parent model is told when a read-only child's run changed files.
+fn violation_notice(description: &str, changed: &[String]) -> String {
+    format!(
+        "READ-ONLY VIOLATION: while the read-only subagent `{description}` ran, the host found these project files changed: {}. A read-only subagent must not change anything: do not trust its report, and check these files (tell the person) before relying on them.",
+        changed.join(", ")
+    )
 }
 
 fn reason_str(r: TerminalReason) -> String {
@@ -240,6 +265,8 @@ pub(crate) enum Launched {
         model_id: String,
         fallback: bool,
         elapsed_ms: u64,
+        /// Files the host found changed while the read-only child ran.
+        violation: Option<Vec<String>>,
     },
     NotStarted(ToolError),
 }
@@ -370,23 +397,28 @@ pub(crate) async fn launch(
         budgets: child.budgets(),
     });
     parent.runtime.register(&child, token.clone());
-    let before = snapshot(parent, &token).await;
+    // Both walks stop on the parent's cancel only: a child cancelled on its own (the person
+    // stopped one subagent) is still checked, since its parent carries on with what it did.
+    let before = snapshot(parent, cancel).await;
     let started = Instant::now();
     let outcome = run_child(&child, prompt, token.clone()).await;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     parent.runtime.unregister(&child_session_id);
     drop(permit);
-    // A cancelled child is not waited for: the walk can take seconds on a big tree, and a cancel
-    // (or the parent's deadline) must not.
-    let cancelled = outcome.terminal_reason == TerminalReason::Cancelled || token.is_cancelled();
-    if let (Some(before), false) = (before, cancelled) {
-        if let Some(after) = snapshot(parent, &token).await {
+    // When the whole tree is cancelled the walk is not waited for: it can take a second on a big
+    // tree, and a cancel (or the parent's deadline) must not.
+    let mut violation = None;
+    if let Some(before) = before {
+        if let Some(after) = snapshot(parent, cancel).await {
             let changed = before.changes(&after);
             if !changed.is_empty() {
                 child.trace.emit(TraceEvent::ReadonlyViolation {
                     changed: changed.clone(),
                 });
-                parent.trace.emit(TraceEvent::ReadonlyViolation { changed });
+                parent.trace.emit(TraceEvent::ReadonlyViolation {
+                    changed: changed.clone(),
+                });
+                violation = Some(changed);
             }
         }
     }
@@ -426,6 +458,7 @@ pub(crate) async fn launch(
         model_id: model_info.model_id,
         fallback: model_info.fallback,
         elapsed_ms,
+        violation,
     }
 }
 

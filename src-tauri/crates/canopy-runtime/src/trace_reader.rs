@@ -117,6 +117,20 @@ pub struct SessionNode {
     pub children: Vec<SessionNode>,
     /// Lines that could not be parsed.
     pub skipped_lines: usize,
+    /// The parent this session's file names when that link was not followed because it closes a
+    /// cycle (a session that is, through its parents, its own ancestor): the session is shown as
+    /// a root instead, so a damaged folder neither hangs a reader nor hides a file.
+    pub broken_parent: Option<String>,
+}
+
+impl Drop for SessionNode {
+    // A 3,000-deep chain of sessions would otherwise be dropped by 3,000 nested calls.
+    fn drop(&mut self) {
+        let mut stack = std::mem::take(&mut self.children);
+        while let Some(mut node) = stack.pop() {
+            stack.append(&mut node.children);
+        }
+    }
 }
 
 fn summarize(id: &str, file: &SessionFile) -> SessionNode {
@@ -139,6 +153,7 @@ fn summarize(id: &str, file: &SessionFile) -> SessionNode {
         last_ms: file.records.last().map(|r| r.ts_ms).unwrap_or(0),
         children: Vec::new(),
         skipped_lines: file.skipped_lines,
+        broken_parent: None,
     };
     let mut open_run = false;
     let mut own = Usage::default();
@@ -228,20 +243,25 @@ pub fn read_trees(trace_dir: &Path) -> Vec<SessionNode> {
 /// session of a large history does not parse all of it.
 pub fn read_tree(trace_dir: &Path, session_id: &str) -> Result<SessionNode, RuntimeError> {
     check_session_id(session_id)?;
-    let files = tree_ids(trace_dir, session_id)?
+    let (ids, broken) = tree_ids_and_link(trace_dir, session_id)?;
+    let files = ids
         .into_iter()
         .map(|id| {
             let path = trace_dir.join(format!("{id}.jsonl"));
             (id, path)
         })
         .collect();
-    link(files)
+    let mut node = link(files)
         .into_iter()
         .find(|n| n.session_id == session_id)
-        .ok_or_else(|| RuntimeError::UnknownSession(session_id.to_string()))
+        .ok_or_else(|| RuntimeError::UnknownSession(session_id.to_string()))?;
+    // Its parent's file is not among those read, so `link` cannot see the cycle; the heads did.
+    node.broken_parent = broken;
+    Ok(node)
 }
 
-/// Parses the given session files and links them into trees, roots newest first.
+/// Parses the given session files and links them into trees, roots newest first. A parent link
+/// that closes a cycle is not followed: its session becomes a root with `broken_parent` set.
 fn link(files: Vec<(String, PathBuf)>) -> Vec<SessionNode> {
     let mut nodes: HashMap<String, SessionNode> = HashMap::new();
     for (id, path) in files {
@@ -252,31 +272,26 @@ fn link(files: Vec<(String, PathBuf)>) -> Vec<SessionNode> {
             nodes.insert(id.clone(), summarize(&id, &file));
         }
     }
+    let parents: HashMap<&str, &str> = nodes
+        .iter()
+        .filter_map(|(id, n)| Some((id.as_str(), n.parent_session_id.as_deref()?)))
+        .collect();
+    let cyclic = cycle_members(&parents, |p| nodes.contains_key(p));
     let mut children_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut roots = Vec::new();
     for (id, node) in &nodes {
         match &node.parent_session_id {
-            Some(p) if nodes.contains_key(p) => {
+            Some(p) if nodes.contains_key(p) && !cyclic.contains(id.as_str()) => {
                 children_of.entry(p.clone()).or_default().push(id.clone())
             }
             _ => roots.push(id.clone()),
         }
     }
-    fn build(
-        id: &str,
-        nodes: &mut HashMap<String, SessionNode>,
-        children_of: &BTreeMap<String, Vec<String>>,
-    ) -> Option<SessionNode> {
-        let mut node = nodes.remove(id)?;
-        if let Some(kids) = children_of.get(id) {
-            let mut built: Vec<SessionNode> = kids
-                .iter()
-                .filter_map(|k| build(k, nodes, children_of))
-                .collect();
-            built.sort_by_key(|n| n.started_ms);
-            node.children = built;
+    let cyclic: HashSet<String> = cyclic.into_iter().map(str::to_string).collect();
+    for id in &cyclic {
+        if let Some(n) = nodes.get_mut(id) {
+            n.broken_parent = n.parent_session_id.clone();
         }
-        Some(node)
     }
     let mut trees: Vec<SessionNode> = roots
         .iter()
@@ -284,6 +299,79 @@ fn link(files: Vec<(String, PathBuf)>) -> Vec<SessionNode> {
         .collect();
     trees.sort_by_key(|t| std::cmp::Reverse(t.started_ms));
     trees
+}
+
+/// Builds the tree under `root` without recursion (a chain of sessions can be thousands deep).
+/// Each node is taken out of `nodes` once, so even a damaged map cannot make it loop.
+fn build(
+    root: &str,
+    nodes: &mut HashMap<String, SessionNode>,
+    children_of: &BTreeMap<String, Vec<String>>,
+) -> Option<SessionNode> {
+    let top = nodes.remove(root)?;
+    // Depth-first: a node waits on the stack with its children still to build, and is attached
+    // to its parent once they are all done.
+    let mut stack: Vec<(SessionNode, std::vec::IntoIter<String>)> = Vec::new();
+    let kids = |id: &str| children_of.get(id).cloned().unwrap_or_default().into_iter();
+    let first = kids(&top.session_id);
+    stack.push((top, first));
+    loop {
+        let next = stack.last_mut().and_then(|(_, pending)| pending.next());
+        match next {
+            Some(child_id) => {
+                if let Some(child) = nodes.remove(&child_id) {
+                    let pending = kids(&child_id);
+                    stack.push((child, pending));
+                }
+            }
+            None => {
+                let (mut done, _) = stack.pop()?;
+                done.children.sort_by_key(|n| n.started_ms);
+                match stack.last_mut() {
+                    Some((parent, _)) => parent.children.push(done),
+                    None => return Some(done),
+                }
+            }
+        }
+    }
+}
+
+/// The sessions whose parent links go round in a circle (including one naming itself): following
+/// `parent` from any of them comes back to it. `known` says whether a parent's file is there; a
+/// chain that reaches a missing or absent parent ends. Linear in the number of sessions.
+fn cycle_members<'a>(
+    parents: &HashMap<&'a str, &'a str>,
+    known: impl Fn(&str) -> bool,
+) -> HashSet<&'a str> {
+    let mut state: HashMap<&str, u8> = HashMap::new(); // 1 on the current path, 2 done
+    let mut cyclic = HashSet::new();
+    let mut ids: Vec<&str> = parents.keys().copied().collect();
+    ids.sort_unstable();
+    for start in ids {
+        let mut path = Vec::new();
+        let mut at = Some(start);
+        while let Some(id) = at {
+            match state.get(id) {
+                Some(2) => break,
+                Some(_) => {
+                    // Back on the current path: everything from `id` on is the cycle.
+                    if let Some(pos) = path.iter().position(|p| *p == id) {
+                        cyclic.extend(path[pos..].iter().copied());
+                    }
+                    break;
+                }
+                None => {
+                    state.insert(id, 1);
+                    path.push(id);
+                    at = parents.get(id).copied().filter(|p| known(p));
+                }
+            }
+        }
+        for id in path {
+            state.insert(id, 2);
+        }
+    }
+    cyclic
 }
 
 /// A root session as history lists it.
@@ -303,6 +391,9 @@ pub struct SessionSummary {
     pub total_tokens: u64,
     /// Number of sessions in the tree.
     pub sessions: u32,
+    /// The parent its file names, when that link closes a cycle and was not followed (the session
+    /// is listed as a root instead).
+    pub broken_parent: Option<String>,
 }
 
 /// Bytes read from the end of a root file to find its last run's end; grown (×4, up to the whole
@@ -320,22 +411,28 @@ const TAIL_WINDOW: u64 = 64 * 1024;
 pub fn list_root_sessions(trace_dir: &Path) -> Vec<SessionSummary> {
     let heads = heads(trace_dir);
     let known: HashSet<&str> = heads.iter().map(|h| h.id.as_str()).collect();
+    let cyclic = head_cycles(&heads);
     let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
     for h in &heads {
         if let Some(parent) = &h.head.parent_session_id {
-            children.entry(parent).or_default().push(&h.id);
+            if !cyclic.contains(h.id.as_str()) {
+                children.entry(parent).or_default().push(&h.id);
+            }
         }
     }
     let mut out: Vec<SessionSummary> = heads
         .iter()
         .filter(|h| {
             // As in `read_trees`: a session whose parent file is gone is a root too, and a file
-            // without `session_started` counts as a main agent's.
-            h.head
-                .parent_session_id
-                .as_deref()
-                .is_none_or(|p| !known.contains(p))
-                && h.head.event.agent.unwrap_or(AgentKind::Main) == AgentKind::Main
+            // without `session_started` counts as a main agent's. A session in a parent cycle is
+            // listed whatever its kind: no other root leads to it.
+            cyclic.contains(h.id.as_str())
+                || (h
+                    .head
+                    .parent_session_id
+                    .as_deref()
+                    .is_none_or(|p| !known.contains(p))
+                    && h.head.event.agent.unwrap_or(AgentKind::Main) == AgentKind::Main)
         })
         .map(|h| {
             let end = last_run_end(&h.path);
@@ -349,6 +446,10 @@ pub fn list_root_sessions(trace_dir: &Path) -> Vec<SessionSummary> {
                 terminal_reason: Some(end.reason),
                 total_tokens: end.total_tokens,
                 sessions: tree_size(&h.id, &children),
+                broken_parent: cyclic
+                    .contains(h.id.as_str())
+                    .then(|| h.head.parent_session_id.clone())
+                    .flatten(),
             }
         })
         .collect();
@@ -360,17 +461,29 @@ pub fn list_root_sessions(trace_dir: &Path) -> Vec<SessionSummary> {
     out
 }
 
-/// Sessions in the tree under `id` (itself included).
+/// The sessions of a folder whose first lines' parent links go round in a circle.
+fn head_cycles(heads: &[FileHead]) -> HashSet<&str> {
+    let known: HashSet<&str> = heads.iter().map(|h| h.id.as_str()).collect();
+    let parents: HashMap<&str, &str> = heads
+        .iter()
+        .filter_map(|h| Some((h.id.as_str(), h.head.parent_session_id.as_deref()?)))
+        .collect();
+    cycle_members(&parents, |p| known.contains(p))
+}
+
+/// Sessions in the tree under `id` (itself included); each counted once whatever the links say.
 fn tree_size(id: &str, children: &HashMap<&str, Vec<&str>>) -> u32 {
-    let mut n = 0;
+    let mut seen = HashSet::new();
     let mut stack = vec![id];
     while let Some(id) = stack.pop() {
-        n += 1;
+        if !seen.insert(id) {
+            continue;
+        }
         if let Some(kids) = children.get(id) {
             stack.extend(kids);
         }
     }
-    n
+    seen.len() as u32
 }
 
 /// How a root's last run ended, as history shows it.
@@ -522,12 +635,28 @@ fn heads(trace_dir: &Path) -> Vec<FileHead> {
 /// The ids of a session and all its descendants, depth-first, children in start order, from the
 /// first line of each file.
 fn tree_ids(trace_dir: &Path, root_session_id: &str) -> Result<Vec<String>, RuntimeError> {
-    let mut children: HashMap<String, Vec<(u64, String)>> = HashMap::new();
+    tree_ids_and_link(trace_dir, root_session_id).map(|(ids, _)| ids)
+}
+
+/// [`tree_ids`], and the parent link of the root that was not followed because it closes a cycle.
+fn tree_ids_and_link(
+    trace_dir: &Path,
+    root_session_id: &str,
+) -> Result<(Vec<String>, Option<String>), RuntimeError> {
+    let heads = heads(trace_dir);
+    let cyclic = head_cycles(&heads);
+    let mut children: HashMap<&str, Vec<(u64, &str)>> = HashMap::new();
     let mut known = false;
-    for FileHead { id, head, .. } in heads(trace_dir) {
-        known |= id == root_session_id;
-        if let Some(parent) = head.parent_session_id {
-            children.entry(parent).or_default().push((head.ts_ms, id));
+    for h in &heads {
+        known |= h.id == root_session_id;
+        if let Some(parent) = &h.head.parent_session_id {
+            // A link that closes a cycle is not followed, as in `read_trees`.
+            if !cyclic.contains(h.id.as_str()) {
+                children
+                    .entry(parent.as_str())
+                    .or_default()
+                    .push((h.head.ts_ms, &h.id));
+            }
         }
     }
     if !known {
@@ -537,14 +666,22 @@ fn tree_ids(trace_dir: &Path, root_session_id: &str) -> Result<Vec<String>, Runt
         list.sort();
     }
     let mut out = Vec::new();
-    let mut stack = vec![root_session_id.to_string()];
+    let mut seen = HashSet::new();
+    let mut stack = vec![root_session_id];
     while let Some(id) = stack.pop() {
-        if let Some(kids) = children.get(&id) {
-            stack.extend(kids.iter().rev().map(|(_, k)| k.clone()));
+        if !seen.insert(id) {
+            continue;
         }
-        out.push(id);
+        if let Some(kids) = children.get(id) {
+            stack.extend(kids.iter().rev().map(|(_, k)| *k));
+        }
+        out.push(id.to_string());
     }
-    Ok(out)
+    let broken = heads
+        .iter()
+        .find(|h| h.id == root_session_id && cyclic.contains(h.id.as_str()))
+        .and_then(|h| h.head.parent_session_id.clone());
+    Ok((out, broken))
 }
 
 /// The records of a root session followed by every descendant's (depth-first), for replay.
@@ -1265,6 +1402,162 @@ mod tests {
 
     fn count(node: &SessionNode) -> u32 {
         1 + node.children.iter().map(count).sum::<u32>()
+    }
+
+    /// Every session id in the trees, depth-first, without recursion (a chain can be deep).
+    fn all_ids(trees: &[SessionNode]) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack: Vec<&SessionNode> = trees.iter().collect();
+        while let Some(n) = stack.pop() {
+            out.push(n.session_id.clone());
+            stack.extend(n.children.iter());
+        }
+        out.sort();
+        out
+    }
+
+    /// Runs `f` on a thread with the main thread's usual stack and fails if it has not returned in
+    /// `secs`: a reader that loops on a cycle must fail the test, not hang the suite.
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || {
+                let _ = tx.send(f());
+            })
+            .unwrap();
+        rx.recv_timeout(std::time::Duration::from_secs(secs))
+            .expect("the reader did not finish: it loops")
+    }
+
+    fn sub(p: &str) -> Vec<TraceEvent> {
+        vec![
+            started(AgentKind::Subagent, p),
+            run(p),
+            ended(TerminalReason::Completed, 5),
+        ]
+    }
+
+    /// s-a and s-b name each other as parent, s-c names itself, s-e hangs off s-a, and s-r is an
+    /// ordinary root: what a hand-edited or corrupted trace folder can hold.
+    fn cyclic(t: &Trace) {
+        t.write_at("s-a", sub("a"), Some("s-b"), 1_000);
+        t.write_at("s-b", sub("b"), Some("s-a"), 2_000);
+        t.write_at(
+            "s-c",
+            vec![
+                started(AgentKind::Main, "c"),
+                run("c"),
+                ended(TerminalReason::Completed, 5),
+            ],
+            Some("s-c"),
+            3_000,
+        );
+        t.write_at("s-e", sub("e"), Some("s-a"), 4_000);
+        t.write_at(
+            "s-r",
+            vec![
+                started(AgentKind::Main, "r"),
+                run("r"),
+                ended(TerminalReason::Completed, 5),
+            ],
+            None,
+            5_000,
+        );
+    }
+
+    #[test]
+    fn parent_cycles_end_and_every_file_is_still_shown() {
+        let t = Trace::new();
+        cyclic(&t);
+        let dir = t.path().to_path_buf();
+        let trees = within(5, move || read_trees(&dir));
+        assert_eq!(all_ids(&trees), ["s-a", "s-b", "s-c", "s-e", "s-r"]);
+        let broken = |id: &str| {
+            trees
+                .iter()
+                .find(|t| t.session_id == id)
+                .map(|t| t.broken_parent.clone())
+        };
+        // Each session of a cycle is a root that shows the link it could not follow.
+        assert_eq!(broken("s-a"), Some(Some("s-b".into())));
+        assert_eq!(broken("s-b"), Some(Some("s-a".into())));
+        assert_eq!(broken("s-c"), Some(Some("s-c".into())));
+        assert_eq!(broken("s-r"), Some(None));
+        let a = trees.iter().find(|t| t.session_id == "s-a").unwrap();
+        assert_eq!(
+            a.children[0].session_id, "s-e",
+            "what hangs off a cycle stays under it"
+        );
+        for id in ["s-a", "s-b", "s-c"] {
+            let dir = t.path().to_path_buf();
+            let tree = within(5, move || read_tree(&dir, id).unwrap());
+            assert_eq!(tree.session_id, id);
+            assert!(
+                tree.broken_parent.is_some(),
+                "{id} shows its broken link alone too"
+            );
+            let dir = t.path().to_path_buf();
+            let records = within(5, move || load_session_tree(&dir, id).unwrap());
+            assert!(records.iter().any(|r| r.session_id == id));
+            let dir = t.path().to_path_buf();
+            let json = within(5, move || load_session_tree_json(&dir, id).unwrap());
+            assert!(json.contains(id));
+        }
+        let dir = t.path().to_path_buf();
+        let listed = within(5, move || list_root_sessions(&dir));
+        let mut ids: Vec<&str> = listed.iter().map(|s| s.session_id.as_str()).collect();
+        ids.sort();
+        // The subagent sessions in the cycle are listed too: nothing recorded is hidden.
+        assert_eq!(ids, ["s-a", "s-b", "s-c", "s-r"]);
+        let a = listed.iter().find(|s| s.session_id == "s-a").unwrap();
+        assert_eq!((a.sessions, a.broken_parent.as_deref()), (2, Some("s-b")));
+        let dir = t.path().to_path_buf();
+        within(5, move || delete_session_tree(&dir, "s-c").unwrap());
+        assert!(!t.file("s-c").exists());
+        assert!(t.file("s-a").exists() && t.file("s-r").exists());
+    }
+
+    #[test]
+    fn a_3000_deep_parent_chain_does_not_overflow_the_stack() {
+        let t = Trace::new();
+        t.write(
+            "s-0",
+            vec![
+                started(AgentKind::Main, "root"),
+                run("root"),
+                ended(TerminalReason::Completed, 5),
+            ],
+            None,
+        );
+        for i in 1..=3000u64 {
+            t.write_at(
+                &format!("s-{i}"),
+                sub("deep"),
+                Some(&format!("s-{}", i - 1)),
+                1_000 + i * 10,
+            );
+        }
+        let dir = t.path().to_path_buf();
+        let trees = within(30, move || {
+            let trees = read_trees(&dir);
+            let ids = all_ids(&trees);
+            // Dropped here, on the big stack, like the CLI drops it.
+            (ids.len(), trees.len())
+        });
+        assert_eq!(trees, (3001, 1));
+        let dir = t.path().to_path_buf();
+        let one = within(30, move || {
+            all_ids(&[read_tree(&dir, "s-0").unwrap()]).len()
+        });
+        assert_eq!(one, 3001);
+        let dir = t.path().to_path_buf();
+        let records = within(30, move || load_session_tree(&dir, "s-0").unwrap().len());
+        assert_eq!(records, 3001 * 3);
+        let dir = t.path().to_path_buf();
+        let listed = within(30, move || list_root_sessions(&dir));
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].sessions, 3001);
     }
 
     #[test]

@@ -57,6 +57,16 @@ pub struct SessionTrace {
     state: Mutex<WriterState>,
 }
 
+/// Creates `dir` and any missing parents readable by the user only (0700 on Unix). Folders that
+/// already exist keep their permissions: a `--trace-dir` may be one the person shares on purpose.
+fn private_dir_all(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -73,19 +83,20 @@ impl SessionTrace {
         parent_session_id: Option<String>,
         run_id: String,
     ) -> Result<Arc<Self>, RuntimeError> {
-        std::fs::create_dir_all(&bus.trace_dir).map_err(|e| RuntimeError::Trace {
+        private_dir_all(&bus.trace_dir).map_err(|e| RuntimeError::Trace {
             path: bus.trace_dir.clone(),
             reason: e.to_string(),
         })?;
         let path = bus.trace_dir.join(format!("{session_id}.jsonl"));
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| RuntimeError::Trace {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true);
+        // Traces hold tool outputs (file contents, command output): readable by the user only.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&path).map_err(|e| RuntimeError::Trace {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         Ok(Arc::new(SessionTrace {
             session_id,
             parent_session_id,
@@ -183,5 +194,28 @@ impl SessionTrace {
             }
         }
         let _ = self.bus.tx.send(record);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn trace_files_and_their_folder_are_private_to_the_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let traces = dir.path().join("data").join("traces");
+        let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+        let bus = EventBus::new(tx, Arc::new(Redactor::new(Vec::new())), traces.clone());
+        let trace = SessionTrace::create(bus, "s-1".into(), None, "r-1".into()).unwrap();
+        trace.emit(TraceEvent::RunStarted {
+            prompt: "tool outputs follow".into(),
+        });
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(trace.path()), 0o600, "the trace file");
+        assert_eq!(mode(&traces), 0o700, "the trace folder");
+        assert_eq!(mode(traces.parent().unwrap()), 0o700, "folders it created");
     }
 }

@@ -25,7 +25,7 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], display: &str) -> Result<(
     };
     let existing_perms = std::fs::metadata(path).ok().map(|m| m.permissions());
     let mut tmp = tempfile::Builder::new()
-        .prefix(".canopy-write-")
+        .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .map_err(|e| io_err("creating a temporary file", e))?;
     tmp.write_all(bytes)
@@ -99,4 +99,48 @@ pub(crate) fn check_fresh(
         )));
     }
     Ok(())
+}
+
+/// How the temporary file of an atomic write is named (a random suffix follows).
+pub const TEMP_PREFIX: &str = ".canopy-write-";
+
+/// A temporary file older than this is stale: a write holds one for milliseconds, so an older one
+/// was left by a process killed mid-write, not by a write still going on in another run.
+pub const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Entries the stale-file sweep looks at before it stops: it runs at every session start, so its
+/// cost on a huge tree must stay bounded (about a second at most).
+pub const STALE_SWEEP_MAX_ENTRIES: usize = 200_000;
+
+/// Removes the temporary files (`.canopy-write-*`) that an atomic write left behind when its
+/// process was killed between creating and renaming them, anywhere in the project (ignored folders
+/// included, `.git/` excepted, symlinks not followed). Only regular files older than
+/// [`STALE_TEMP_AGE`] are removed. Returns the project-relative paths removed, for a notice.
+pub fn remove_stale_temp_files(root: &Path) -> Vec<String> {
+    let mut removed = Vec::new();
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| e.file_name() != ".git")
+        .build();
+    let now = std::time::SystemTime::now();
+    for entry in walk.flatten().take(STALE_SWEEP_MAX_ENTRIES) {
+        if !entry.file_type().is_some_and(|t| t.is_file())
+            || !entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
+        {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age >= STALE_TEMP_AGE);
+        if old && std::fs::remove_file(entry.path()).is_ok() {
+            let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
+            removed.push(crate::paths::display_rel(rel));
+        }
+    }
+    removed.sort();
+    removed
 }

@@ -22,6 +22,7 @@ pub mod truncate;
 mod walk;
 
 pub use error::ToolError;
+pub use fsutil::{remove_stale_temp_files, STALE_SWEEP_MAX_ENTRIES, STALE_TEMP_AGE, TEMP_PREFIX};
 pub use tools::bash::BashTool;
 pub use tools::edit::EditTool;
 pub use tools::glob::GlobTool;

@@ -12,7 +12,7 @@
 //!   is opened, including `link/..` meaning the parent of the link's target) and must still lie under
 //!   the canonical root; a symlink leading out is [`ToolError::OutsideProject`].
 //! - [`Access::Read`]: the path must exist; otherwise [`ToolError::NotFound`] (a dangling symlink
-//!   counts as missing). [`Access::Write`]: the file and any missing parent folders may not exist yet;
+//!   into the project counts as missing). [`Access::Write`]: the file and any missing parent folders may not exist yet;
 //!   the deepest existing ancestor is canonicalised and must lie inside, a dangling symlink is never
 //!   written through, and `.git/` is off limits so the agent cannot corrupt the repository's own
 //!   bookkeeping.
@@ -21,7 +21,9 @@
 //! - A root that cannot be canonicalised, and I/O errors such as permission denied, are
 //!   [`ToolError::Failed`].
 //!
-//! Every message names the path as given and says why it was refused.
+//! Every message names the path as given and says why it was refused, but never what lies outside
+//! the project: a symlink leading out is refused with the same words whether its target exists or
+//! not (a dangling symlink counts as missing only when it points inside the project).
 
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
@@ -94,22 +96,35 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         Located::Exists(abs) => (abs, true),
         Located::Missing(abs) => (abs, false),
         Located::Dangling(link) => {
+            // Where a dangling link points is only described when that is inside: otherwise
+            // "missing" against "outside" would tell whether a file outside exists.
+            if !dangling_target_inside(&link, &root) {
+                return Err(leads_out(given));
+            }
+            let link = display_rel(link.strip_prefix(&root).unwrap_or(&link));
             return Err(match access {
                 Access::Read => ToolError::NotFound(format!(
-                    "`{given}` does not exist: it goes through a dangling symlink ({})",
-                    link.display()
+                    "`{given}` does not exist: it goes through a dangling symlink ({link})"
                 )),
                 // Writing through it would land wherever it points.
                 Access::Write => ToolError::OutsideProject(format!(
-                    "`{given}` goes through a dangling symlink ({}); refusing to follow it",
-                    link.display()
+                    "`{given}` goes through a dangling symlink ({link}); refusing to follow it"
                 )),
             });
         }
         Located::ParentOfMissing(missing) => {
+            // `missing` is spelled lexically; where its existing part really is decides whether
+            // it may be described.
+            let really_inside = missing
+                .ancestors()
+                .find_map(|a| a.canonicalize().ok())
+                .is_some_and(|a| a.starts_with(&root));
+            let (true, Ok(inside)) = (really_inside, missing.strip_prefix(&root)) else {
+                return Err(leads_out(given));
+            };
             return Err(ToolError::OutsideProject(format!(
                 "`{given}` uses `..` after {}, which does not exist, so where it leads cannot be checked",
-                missing.display()
+                display_rel(inside)
             )));
         }
         Located::Failed(err) => {
@@ -119,11 +134,7 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         }
     };
     if !abs.starts_with(&root) {
-        return Err(ToolError::OutsideProject(format!(
-            "`{given}` is outside the project: a symlink on the way leads to {}, which is not under the project root ({})",
-            abs.display(),
-            root.display()
-        )));
+        return Err(leads_out(given));
     }
     let rel = abs.strip_prefix(&root).unwrap_or(Path::new(""));
     let display = display_rel(rel);
@@ -143,6 +154,28 @@ pub fn resolve(root: &Path, given: &str, access: Access) -> Result<Resolved, Too
         _ => {}
     }
     Ok(Resolved { display, abs })
+}
+
+/// The one refusal for a path whose symlinks lead out of the project. It says nothing of what
+/// lies outside (no target, no "does not exist"): the answer must be the same whether the place
+/// outside exists or not, or refusals become a way to probe folders outside the project.
+fn leads_out(given: &str) -> ToolError {
+    ToolError::OutsideProject(format!(
+        "`{given}` is outside the project: a symlink on the way leads out of the project root"
+    ))
+}
+
+/// Whether the target a dangling symlink names lies inside the root, judged lexically (it does
+/// not exist, so it cannot be canonicalised). A target that cannot be read counts as outside.
+fn dangling_target_inside(link: &Path, root: &Path) -> bool {
+    let Ok(target) = std::fs::read_link(link) else {
+        return false;
+    };
+    let base = link
+        .parent()
+        .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()))
+        .unwrap_or_default();
+    normalize_lexically(&base.join(target)).starts_with(root)
 }
 
 /// The canonical form of the root, with a clear error if the root itself is gone.
@@ -493,14 +526,60 @@ mod tests {
         }
     }
 
+    /// Every refusal of a path whose symlinks lead out, for both access modes.
+    fn refusals(root: &Path, given: &str) -> Vec<ToolError> {
+        [Access::Read, Access::Write]
+            .into_iter()
+            .map(|a| resolve(root, given, a).unwrap_err())
+            .collect()
+    }
+
     #[test]
-    fn dangling_symlink_reads_as_missing() {
+    fn refusals_never_describe_what_lies_outside() {
         let (root, outside) = setup();
+        std::fs::create_dir(outside.path().join("dir")).unwrap();
         symlink(
-            outside.path().join("gone.txt"),
-            root.path().join("dangling"),
+            outside.path().join("secret.txt"),
+            root.path().join("to-file"),
         )
         .unwrap();
+        symlink(
+            outside.path().join("missing.txt"),
+            root.path().join("to-missing"),
+        )
+        .unwrap();
+        symlink(outside.path(), root.path().join("out")).unwrap();
+        let hidden = outside.path().display().to_string();
+        // Whether the thing outside exists must not change the answer: that would make the
+        // refusal a probe of folders outside the project.
+        let cases = [
+            ("to-file", "to-missing"),
+            ("out/dir/x", "out/nodir/x"),
+            ("out/dir/../secret.txt", "out/nodir/../secret.txt"),
+            ("out/secret.txt", "out/missing.txt"),
+        ];
+        for (exists, missing) in cases {
+            let a = refusals(root.path(), exists);
+            let b = refusals(root.path(), missing);
+            for (x, y) in a.iter().zip(&b) {
+                for e in [x, y] {
+                    assert!(matches!(e, ToolError::OutsideProject(_)), "{e}");
+                    assert!(!e.to_string().contains(&hidden), "reveals the outside: {e}");
+                }
+                assert_eq!(
+                    x.to_string().replace(exists, "GIVEN"),
+                    y.to_string().replace(missing, "GIVEN"),
+                    "`{exists}` and `{missing}` are told apart"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn dangling_symlink_reads_as_missing() {
+        let (root, _outside) = setup();
+        // Into the project: one pointing out is refused as outside (see above).
+        symlink(root.path().join("gone.txt"), root.path().join("dangling")).unwrap();
         let err = resolve(root.path(), "dangling", Access::Read).unwrap_err();
         assert!(matches!(err, ToolError::NotFound(_)), "{err}");
         assert!(err.to_string().contains("dangling symlink"), "{err}");

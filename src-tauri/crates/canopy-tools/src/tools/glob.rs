@@ -19,6 +19,9 @@ use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Paths shown when no `max_results` is given.
 pub const DEFAULT_MAX_RESULTS: u64 = 200;
+/// The longest pattern accepted. Real globs are tens of bytes; a huge one makes globset's regex
+/// blow its size limit, which it answers with a panic.
+pub const MAX_PATTERN_BYTES: usize = 4096;
 
 /// Arguments of Glob.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -97,6 +100,12 @@ fn glob(
         return Err(ToolError::InvalidArguments(
             "field `pattern`: must not be empty".to_string(),
         ));
+    }
+    if args.pattern.len() > MAX_PATTERN_BYTES {
+        return Err(ToolError::InvalidArguments(format!(
+            "field `pattern`: {} bytes is too long; a glob may be at most {MAX_PATTERN_BYTES} bytes",
+            args.pattern.len()
+        )));
     }
     let root = paths::canonical_root(root)?;
     let target = paths::resolve(&root, args.path.as_deref().unwrap_or("."), Access::Read)?;
@@ -300,5 +309,29 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(out.content, "No files match `*.zig` in `.`.");
+    }
+
+    #[tokio::test]
+    async fn a_huge_pattern_is_refused_with_its_size_not_a_panic() {
+        let (_dir, ctx) = tree();
+        // 256 KiB, as a hostile model sent it: globset's compile panicked on it.
+        let pattern = "{a,b}[a-z]*?".repeat(256 * 1024 / 12);
+        let err = run(&GlobTool, &ctx, json!({ "pattern": pattern }))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ToolError::InvalidArguments(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains(&format!("field `pattern`: {} bytes", pattern.len()))
+                && err
+                    .to_string()
+                    .contains(&format!("at most {MAX_PATTERN_BYTES}")),
+            "{err}"
+        );
+        // The longest accepted pattern still runs.
+        let longest = format!("{}*.rs", "?".repeat(MAX_PATTERN_BYTES - 4));
+        assert!(run(&GlobTool, &ctx, json!({ "pattern": longest }))
+            .await
+            .is_ok());
     }
 }
