@@ -482,12 +482,12 @@ impl OpenAiClient {
     /// Whether the endpoint is an Ollama server: probed once per endpoint (`GET /api/version`) and
     /// remembered; only endpoints where Ollama may run are probed.
     async fn is_ollama(&self) -> OllamaProbe {
+        if !self.config.detect_ollama {
+            return OllamaProbe::NotOllama;
+        }
         let endpoint = self.base();
         if let Some(known) = self.config.quirks.ollama(endpoint) {
             return known;
-        }
-        if !self.config.detect_ollama {
-            return OllamaProbe::NotOllama;
         }
         let probe = if quirks::may_be_ollama(endpoint) {
             crate::ollama::probe(&self.config, &self.http).await
@@ -604,6 +604,48 @@ mod tests {
             }
         );
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+    }
+
+    #[test]
+    fn openai_and_azure_get_max_completion_tokens_and_others_max_tokens() {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::user("hi")],
+            tools: Vec::new(),
+            allow_tool_calls: true,
+            max_tokens: 100,
+            temperature: Some(0.2),
+        };
+        for (base, model, field) in [
+            (
+                "https://api.openai.com/v1",
+                "gpt-4.1",
+                "max_completion_tokens",
+            ),
+            (
+                "https://res.openai.azure.com/openai/v1",
+                "gpt-5",
+                "max_completion_tokens",
+            ),
+            ("http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B", "max_tokens"),
+            ("https://openrouter.ai/api/v1", "openai/o3", "max_tokens"),
+        ] {
+            let config = ProviderConfig::new(ProviderKind::Openai, base, model);
+            let client = OpenAiClient::new(config.clone()).unwrap();
+            let param = client.token_param(&Adaptation::default());
+            let body = request_body_with(&config, &request, param, &Adaptation::default());
+            assert_eq!(body[field], 100, "{base} {model}: {body}");
+            let reasoning = quirks::reasoning_family(model).is_some();
+            assert_eq!(body.get("temperature").is_none(), reasoning, "{model}");
+        }
+        // What the server taught wins over the host's default.
+        let config = ProviderConfig::new(ProviderKind::Openai, "https://api.openai.com/v1", "m");
+        let client = OpenAiClient::new(config).unwrap();
+        let learned = Adaptation {
+            token_param: Some(TokenParam::MaxTokens),
+            ..Adaptation::default()
+        };
+        assert_eq!(client.token_param(&learned), TokenParam::MaxTokens);
     }
 
     #[test]
