@@ -94,7 +94,7 @@ output_tokens: number,
  * The part of `output_tokens` spent on reasoning (OpenAI `completion_tokens_details`, or
  * estimated from streamed reasoning text); 0 when none or not reported.
  */
-reasoning_tokens: number, 
+reasoning_tokens?: number, 
 /**
  * True when the provider did not report usage and the figures are an estimate (~4 bytes/token).
  */
@@ -402,7 +402,7 @@ text: string,
 /**
  * The turn's reasoning as shown to people (thinking / `reasoning_content`), empty when none.
  */
-reasoning: string, 
+reasoning?: string, 
 /**
  * Tool calls of the turn.
  */
