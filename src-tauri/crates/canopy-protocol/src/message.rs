@@ -148,6 +148,7 @@ pub struct Usage {
     /// The part of `output_tokens` spent on reasoning (OpenAI `completion_tokens_details`, or
     /// estimated from streamed reasoning text); 0 when none or not reported.
     #[serde(default)]
+    #[ts(as = "Option<u64>", optional)]
     pub reasoning_tokens: u64,
     /// True when the provider did not report usage and the figures are an estimate (~4 bytes/token).
     #[serde(default)]

@@ -307,6 +307,7 @@ pub enum TraceEvent {
         text: String,
         /// The turn's reasoning as shown to people (thinking / `reasoning_content`), empty when none.
         #[serde(default)]
+        #[ts(as = "Option<String>", optional)]
         reasoning: String,
         /// Tool calls of the turn.
         tool_calls: Vec<ToolCall>,
