@@ -76,8 +76,7 @@ test("an Ollama model's real context window is listed, filled in on pick, and a 
   assert.ok(texts.some((t) => t.startsWith('llama3.2:3b') && t.includes('131k ctx')), texts.join(' | '));
 
   // Picking the model fills the field with its real window and says so.
-  const qwen = rows.find((_, i) => texts[i].startsWith('qwen2.5-coder:7b'));
-  await qwen.click();
+  await rows[texts.findIndex((t) => t.startsWith('qwen2.5-coder:7b'))].click();
   await waitFor(browser, 'the context window filled in', async () => (await valueOf(browser, 'main-context-window')) === '32768');
   assert.equal(await valueOf(browser, 'main-model'), 'qwen2.5-coder:7b');
   const reported = await byTestId(browser, 'main-context-reported');
