@@ -1,14 +1,15 @@
 // Settings shows what an endpoint reports about its models: pointed at an Ollama server (a second
 // canopy-mock-llm playing Ollama, with `/api/show`), List models shows each model's real context
 // window, picking one fills the Context window field with it and says where it came from, and a
-// larger window or a profile budget above it is warned about. Screenshot of the slot card.
+// larger window or a profile budget above it is warned about. A run whose model streams its reasoning
+// shows it folded above each answer, with its token count, and unfolds on a click. Screenshots of both.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, repoRoot, screenshot, textOf, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, repoRoot, screenshot, sendPrompt, textOf, waitFor, writeSettings } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -52,7 +53,7 @@ before(async () => {
   app = await launch(cfg, copyFixture());
 });
 after(async () => {
-  await app?.close('17-settings-models-end');
+  await app?.close('17-providers-end');
   ollama?.kill();
 });
 
@@ -100,4 +101,26 @@ test("an Ollama model's real context window is listed, filled in on pick, and a 
   const warning = await byTestId(browser, 'main-context-warning');
   assert.match(await textOf(warning), /More than the model takes: lower it to 32,768/);
   await screenshot(browser, cfg, '17-settings-ollama-context-warning');
+});
+
+test('a model\'s reasoning is shown folded above its answer, with its token count, and opens on a click', async () => {
+  const { browser } = app;
+  await browser.setWindowSize(1280, 800);
+  // Leave the unsaved Settings edits of the test above behind; the run uses the saved settings.
+  await (await byTestId(browser, 'nav-settings')).click();
+  const revert = await browser.$('button=Revert');
+  if (await revert.isExisting()) await revert.click();
+  await (await byTestId(browser, 'nav-session')).click();
+  await sendPrompt(browser, 'REASONING-DEMO: where is login?');
+  await waitFor(browser, 'two folded reasoning blocks', async () => (await browser.$$('[data-testid="msg-reasoning"]')).length === 2, { timeout: 30000 });
+  const blocks = await browser.$$('[data-testid="msg-reasoning"]');
+  for (const b of blocks) assert.equal(await b.getProperty('open'), false, 'reasoning is folded by default');
+  const summary = await blocks[1].$('summary');
+  assert.match(await textOf(summary), /^Thinking \(\d+ tokens?\)$/);
+  await summary.click();
+  await waitFor(browser, 'the reasoning to unfold', async () => blocks[1].getProperty('open'));
+  assert.equal(await textOf(await blocks[1].$('pre')), 'Grep found one definition in src/auth.rs; that answers it.');
+  const answers = await browser.$$('[data-testid="msg-assistant"]');
+  assert.match(await textOf(answers[answers.length - 1]), /Login is defined in src\/auth\.rs\./);
+  await screenshot(browser, cfg, '17-reasoning-folded');
 });
