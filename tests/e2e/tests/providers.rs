@@ -153,6 +153,10 @@ async fn an_openai_reasoning_model_run_adapts_to_max_completion_tokens_once_per_
         assert!(reason.contains("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."), "{reason}");
     }
 
+    // And on disk, inside the call it belongs to.
+    let on_disk = scenario.trace_file_texts().concat();
+    assert_eq!(on_disk.matches(r#""type":"provider_adapted""#).count(), 2);
+
     // Reasoning tokens are counted as part of the output.
     let ends = model_call_ends(&ran, &ran.root);
     assert_eq!(ends[0].1.output_tokens, 300);
