@@ -22,6 +22,7 @@ pub fn app_declarations() -> String {
         export_decl::<files::FileWindow>(),
         export_decl::<files::EditorOpened>(),
         export_decl::<models::ConnectionTest>(),
+        export_decl::<canopy_providers::ModelListing>(),
         export_decl::<models::OllamaStatus>(),
         export_decl::<runs::RunHandle>(),
         // The runtime's answer type has no TypeScript derive; its wire form is these three strings.

@@ -219,8 +219,8 @@ fn test_connection_makes_a_real_call_and_reports_failures_precisely() {
     assert_eq!(requests[0].body["max_tokens"], json!(1));
     assert!(requests[0].body.get("tools").is_none());
     assert_eq!(
-        t.ok("list_models", json!({"slot": "main"})),
-        json!(["mock-model", "other-model"])
+        ids(&t.ok("list_models", json!({"slot": "main"}))),
+        ["mock-model", "other-model"]
     );
     let (code, _) = t.err("test_connection", json!({"slot": "light"}));
     assert_eq!(code, "not_configured");
@@ -288,7 +288,67 @@ fn ollama_detection_finds_a_server_or_says_none() {
     assert_eq!(found["base_url"], json!(server.openai_base_url()));
 }
 
+#[test]
+fn listed_models_carry_the_context_window_and_prices_the_endpoint_reports() {
+    // Ollama: the context length comes from `/api/show` for each listed model.
+    let ollama = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .models(["qwen2.5-coder:7b", "llama3.2:3b"])
+            .ollama_model("qwen2.5-coder:7b", "qwen2", 32_768)
+            .ollama_model("llama3.2:3b", "llama", 131_072)
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    // OpenRouter: `context_length` and per-token `pricing` in the listing itself.
+    let router = tauri::async_runtime::block_on(MockServer::start(
+        Script::new()
+            .models(["anthropic/claude-sonnet-4.5", "openrouter/auto"])
+            .model_detail(
+                "anthropic/claude-sonnet-4.5",
+                1_000_000,
+                "0.000003",
+                "0.000015",
+            )
+            .rule(Rule::new("any").turn(Turn::text("OK"))),
+    ))
+    .unwrap();
+    let t = TestApp::new();
+    let listed = t.ok(
+        "list_models",
+        json!({"slot": "main", "config": on_screen("openai", &ollama.openai_base_url(), "")}),
+    );
+    assert_eq!(
+        listed,
+        json!([
+            {"id": "qwen2.5-coder:7b", "context_window": 32768, "input_price_per_mtok": null, "output_price_per_mtok": null},
+            {"id": "llama3.2:3b", "context_window": 131072, "input_price_per_mtok": null, "output_price_per_mtok": null},
+        ])
+    );
+    let listed = t.ok(
+        "list_models",
+        json!({"slot": "main", "config": on_screen("openai", &router.openai_base_url(), "")}),
+    );
+    assert_eq!(
+        listed,
+        json!([
+            {"id": "anthropic/claude-sonnet-4.5", "context_window": 1000000, "input_price_per_mtok": 3.0, "output_price_per_mtok": 15.0},
+            {"id": "openrouter/auto", "context_window": null, "input_price_per_mtok": null, "output_price_per_mtok": null},
+        ])
+    );
+}
+
 /// The slot as the settings screen shows it, unsaved.
+/// The ids of a `list_models` answer, in order.
+#[track_caller]
+fn ids(listing: &serde_json::Value) -> Vec<String> {
+    listing
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|m| m["id"].as_str().expect("an id").to_string())
+        .collect()
+}
+
 fn on_screen(provider: &str, base_url: &str, model: &str) -> serde_json::Value {
     json!({
         "provider": provider,
@@ -386,15 +446,15 @@ fn a_key_stored_for_one_endpoint_is_never_sent_to_another() {
     assert_no_credential(&server_b, 2, KEY, "the key of server A");
     // List models asks the endpoint on screen, not the saved one.
     assert_eq!(
-        t.ok(
+        ids(&t.ok(
             "list_models",
             json!({"slot": "main", "config": on_screen("openai", &url_b, "")})
-        ),
-        json!(["model-at-b-1", "model-at-b-2"])
+        )),
+        ["model-at-b-1", "model-at-b-2"]
     );
     assert_eq!(
-        t.ok("list_models", json!({"slot": "main"})),
-        json!(["model-at-a"])
+        ids(&t.ok("list_models", json!({"slot": "main"}))),
+        ["model-at-a"]
     );
 
     // Deleting at B deletes B's (absent) key only; back at A the key is still there.
@@ -545,8 +605,8 @@ fn an_environment_key_only_goes_to_the_endpoint_the_slot_runs_on() {
     assert!(!message.contains(ENV_KEY), "{message}");
     // Without a configuration from the screen the settings in force (A, environment key) apply.
     assert_eq!(
-        t.ok("list_models", json!({"slot": "main"})),
-        json!(["model-at-a"])
+        ids(&t.ok("list_models", json!({"slot": "main"}))),
+        ["model-at-a"]
     );
 }
 

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use canopy_config::{KeyOrigin, ModelSlotConfig};
 use canopy_protocol::{Message, ModelSlot};
-use canopy_providers::{client_for, ModelRequest, ProviderConfig, ProviderError};
+use canopy_providers::{client_for, ModelListing, ModelRequest, ProviderConfig, ProviderError};
 use serde::Serialize;
 use tauri::State;
 use tokio_util::sync::CancellationToken;
@@ -117,6 +117,11 @@ async fn slot_config(
         slot_settings.model,
     );
     config.api_key = key;
+    // A test call is shaped like a run's calls, so it fails or passes as they would.
+    config.reasoning_effort = slot_settings.reasoning_effort;
+    config.thinking_budget = slot_settings.thinking_budget_tokens;
+    config.context_window = Some(slot_settings.context_window);
+    config.detect_ollama = true;
     config.max_retries = 0;
     config.connect_timeout = Duration::from_secs(5);
     config.idle_timeout = Duration::from_secs(20);
@@ -206,13 +211,14 @@ pub async fn test_connection(
     })
 }
 
-/// The models the slot's endpoint offers; `config` as for [`test_connection`].
+/// The models the slot's endpoint offers, with the context window and prices where the endpoint
+/// reports them (OpenRouter's listing, Ollama's `/api/show`); `config` as for [`test_connection`].
 #[tauri::command]
 pub async fn list_models(
     state: State<'_, AppState>,
     slot: ModelSlot,
     config: Option<serde_json::Value>,
-) -> CommandResult<Vec<String>> {
+) -> CommandResult<Vec<ModelListing>> {
     let config = slot_config(&state, slot, config, Purpose::List).await?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
@@ -229,7 +235,7 @@ pub async fn list_models(
             )
         })?
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
-    Ok(listing.into_iter().map(|m| m.id).collect())
+    Ok(listing)
 }
 
 /// Looks for an Ollama server on this machine (short timeout; absence is not an error).

@@ -66,6 +66,8 @@ pub fn settings_for(server: &MockServer, provider: ProviderKind, with_light: boo
         input_price_per_mtok: None,
         output_price_per_mtok: None,
         max_output_tokens: 4_096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
     };
     Settings {
         main: slot("mock-main"),

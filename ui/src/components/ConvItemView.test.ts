@@ -203,3 +203,18 @@ describe('ConvItemView Edit and Task cards', () => {
     expect(rowFor(app, 's-main', task)).not.toContain('task-outcome');
   });
 });
+
+describe('ConvItemView reasoning', () => {
+  it('shows a turn\'s reasoning folded, with its token count', () => {
+    const app = new AppStore(createFakeBackend());
+    const item: ConvItem = { kind: 'assistant', id: 'm1', text: 'Login is in src/auth.rs.', streaming: false, error: null, ts: 1, reasoning: 'I should grep for fn login.', reasoningTokens: 7 };
+    const body = rowFor(app, 's-main', item);
+    expect(body).toMatch(/<details class="reasoning[^"]*" data-testid="msg-reasoning">/);
+    expect(body).not.toMatch(/<details[^>]*open/);
+    expect(body).toContain('Thinking');
+    expect(body).toContain('(7 tokens)');
+    expect(body).toContain('I should grep for fn login.');
+    const plain = rowFor(app, 's-main', { ...item, reasoning: undefined, reasoningTokens: undefined });
+    expect(plain).not.toContain('msg-reasoning');
+  });
+});

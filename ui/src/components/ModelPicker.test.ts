@@ -31,3 +31,18 @@ describe('ModelPicker', () => {
     expect(body).toContain('placeholder="Filter 2 models"');
   });
 });
+
+describe('ModelPicker details', () => {
+  it('shows what the endpoint reports about a model beside its id', () => {
+    const details = {
+      'qwen2.5-coder:7b': { id: 'qwen2.5-coder:7b', context_window: 32_768, input_price_per_mtok: null, output_price_per_mtok: null },
+      'anthropic/claude-sonnet-4.5': { id: 'anthropic/claude-sonnet-4.5', context_window: 1_000_000, input_price_per_mtok: 3, output_price_per_mtok: 15 },
+    };
+    const { body } = render(ModelPicker, { props: { slot: 'main', models: ['qwen2.5-coder:7b', 'anthropic/claude-sonnet-4.5', 'plain'], value: '', details } });
+    const abouts = [...body.matchAll(/data-testid="main-model-about">([^<]*)</g)].map((m) => m[1]);
+    expect(abouts).toHaveLength(2);
+    expect(abouts[0]).toBe('33k ctx');
+    expect(abouts[1]).toMatch(/ctx · \$3\/\$15 per 1M$/);
+    expect(options(body)).toEqual(['qwen2.5-coder:7b', 'anthropic/claude-sonnet-4.5', 'plain']);
+  });
+});

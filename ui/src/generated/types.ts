@@ -15,7 +15,12 @@ text: string,
 /**
  * Tool calls in the order the model emitted them.
  */
-tool_calls: Array<ToolCall>, } | { "role": "tool_result", 
+tool_calls: Array<ToolCall>, 
+/**
+ * Reasoning the model produced before its answer, in order. Shown folded; sent back only
+ * where the API requires it (Anthropic thinking blocks, never DeepSeek `reasoning_content`).
+ */
+reasoning?: Array<ReasoningBlock>, } | { "role": "tool_result", 
 /**
  * Id of the tool call this answers.
  */
@@ -58,15 +63,38 @@ description: string,
  * JSON Schema of the arguments object.
  */
 parameters: JsonValue, };
+export type ReasoningBlock = { "type": "text", 
+/**
+ * The reasoning text.
+ */
+text: string, } | { "type": "thinking", 
+/**
+ * The thinking text.
+ */
+thinking: string, 
+/**
+ * The signature the API checks when the block is sent back.
+ */
+signature: string, } | { "type": "redacted", 
+/**
+ * The encrypted payload.
+ */
+data: string, };
+export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
 export type Usage = { 
 /**
  * Prompt/input tokens.
  */
 input_tokens: number, 
 /**
- * Completion/output tokens.
+ * Completion/output tokens (reasoning tokens included, as the APIs bill them).
  */
 output_tokens: number, 
+/**
+ * The part of `output_tokens` spent on reasoning (OpenAI `completion_tokens_details`, or
+ * estimated from streamed reasoning text); 0 when none or not reported.
+ */
+reasoning_tokens?: number, 
 /**
  * True when the provider did not report usage and the figures are an estimate (~4 bytes/token).
  */
@@ -344,7 +372,27 @@ delay_ms: number,
 /**
  * What went wrong.
  */
-error: string, } | { "type": "model_call_end", 
+error: string, } | { "type": "provider_adapted", 
+/**
+ * The model call during which it happened.
+ */
+model_call_id: string, 
+/**
+ * Endpoint base URL.
+ */
+base_url: string, 
+/**
+ * Model id.
+ */
+model: string, 
+/**
+ * What changed, e.g. `max_tokens -> max_completion_tokens`.
+ */
+change: string, 
+/**
+ * Why: the server's message, or what was measured.
+ */
+reason: string, } | { "type": "model_call_end", 
 /**
  * Id pairing this with `model_call_begin`.
  */
@@ -357,6 +405,10 @@ step: number,
  * Assistant text of the turn.
  */
 text: string, 
+/**
+ * The turn's reasoning as shown to people (thinking / `reasoning_content`), empty when none.
+ */
+reasoning?: string, 
 /**
  * Tool calls of the turn.
  */
@@ -759,7 +811,17 @@ output_price_per_mtok: number | null,
 /**
  * `max_tokens` sent with each request.
  */
-max_output_tokens: number, };
+max_output_tokens: number, 
+/**
+ * OpenAI reasoning models (o-series, gpt-5 family): the `reasoning_effort` sent with each
+ * request; `null` leaves the model's default. Ignored by models that take none.
+ */
+reasoning_effort: ReasoningEffort | null, 
+/**
+ * Anthropic extended thinking: the thinking budget in tokens (at least 1024); `null` leaves
+ * thinking off. Thinking comes on top of Max output tokens.
+ */
+thinking_budget_tokens: number | null, };
 export type ProfileOverrides = { 
 /**
  * Model slot the profile runs on.
@@ -1017,6 +1079,24 @@ model: string | null,
  * Why it failed (bad key, unreachable URL, unknown model), for people.
  */
 error: string | null, };
+export type ModelListing = { 
+/**
+ * Model id.
+ */
+id: string, 
+/**
+ * Context window, tokens, where the endpoint reports it (OpenRouter `context_length`, Ollama
+ * `/api/show` `model_info.<arch>.context_length`).
+ */
+context_window: number | null, 
+/**
+ * USD per million input tokens, where reported (OpenRouter `pricing.prompt`).
+ */
+input_price_per_mtok: number | null, 
+/**
+ * USD per million output tokens, where reported (OpenRouter `pricing.completion`).
+ */
+output_price_per_mtok: number | null, };
 export type OllamaStatus = { 
 /**
  * True when an Ollama server answered.

@@ -21,6 +21,7 @@ import type {
   SessionSummary,
   Settings,
   TraceRecord,
+  ModelListing,
 } from './types';
 
 /** `internal`: Tauri itself rejected the call (a plain string), or the webview threw. */
@@ -92,7 +93,7 @@ export interface Backend {
   /** `config`: the slot as shown on screen, saved or not (validated like Save); without it, the
    *  settings in force. Only the key stored for that endpoint's origin is sent. */
   testConnection(slot: ModelSlot, config?: ModelSlotConfig): Promise<ConnectionTest>;
-  listModels(slot: ModelSlot, config?: ModelSlotConfig): Promise<string[]>;
+  listModels(slot: ModelSlot, config?: ModelSlotConfig): Promise<ModelListing[]>;
   detectOllama(): Promise<OllamaStatus>;
   /** Keys belong to a slot and the origin of `baseUrl` (the endpoint on screen); without `baseUrl`,
    *  the slot's endpoint in the settings in force. */

@@ -16,6 +16,7 @@ import type {
   SessionSummary,
   Settings,
   TraceRecord,
+  ModelListing,
 } from './types';
 
 const PROJECT: ProjectInfo = {
@@ -114,14 +115,22 @@ const FILES: Record<string, { total: number; lines: Record<number, string> }> = 
   },
 };
 
-const MODELS: Record<string, string[]> = {
-  openai: ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'o4-mini'],
-  anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1'],
+const listed = (id: string, context_window: number | null = null, input: number | null = null, output: number | null = null): ModelListing => ({
+  id,
+  context_window,
+  input_price_per_mtok: input,
+  output_price_per_mtok: output,
+});
+
+const MODELS: Record<string, ModelListing[]> = {
+  openai: ['gpt-4.1', 'gpt-4.1-mini', 'gpt-4o', 'o4-mini'].map((id) => listed(id)),
+  anthropic: ['claude-sonnet-4-5', 'claude-haiku-4-5', 'claude-opus-4-1'].map((id) => listed(id)),
 };
 
-/** OpenRouter answers with hundreds of ids: the model picker must stay usable with that many. */
-const OPENROUTER_MODELS: string[] = ['anthropic', 'openai', 'google', 'meta-llama', 'mistralai', 'qwen', 'deepseek', 'x-ai'].flatMap((vendor) =>
-  Array.from({ length: 40 }, (_, i) => `${vendor}/model-${String(i + 1).padStart(2, '0')}`),
+/** OpenRouter answers with hundreds of ids, each with its context length and prices: the model
+ * picker must stay usable with that many. */
+const OPENROUTER_MODELS: ModelListing[] = ['anthropic', 'openai', 'google', 'meta-llama', 'mistralai', 'qwen', 'deepseek', 'x-ai'].flatMap((vendor) =>
+  Array.from({ length: 40 }, (_, i) => listed(`${vendor}/model-${String(i + 1).padStart(2, '0')}`, 131_072, 0.5 + i / 10, 1.5 + i / 5)),
 );
 
 function validate(s: Settings): void {
@@ -136,6 +145,8 @@ function validate(s: Settings): void {
     if (c.model.trim() === '') throw bad(`${name}.model`, 'must not be empty');
     if (!Number.isInteger(c.context_window) || c.context_window < 1024)
       throw bad(`${name}.context_window`, 'must be a whole number of at least 1024 tokens');
+    if (c.thinking_budget_tokens !== null && c.thinking_budget_tokens < 1024)
+      throw bad(`${name}.thinking_budget_tokens`, `must be at least 1024 (the API's minimum), found ${c.thinking_budget_tokens}`);
     for (const k of ['input_price_per_mtok', 'output_price_per_mtok'] as const) {
       const v = c[k];
       if (v !== null && (!Number.isFinite(v) || v < 0)) throw bad(`${name}.${k}`, 'must be a non-negative number');
@@ -223,6 +234,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       context_window: 200_000,
       input_price_per_mtok: 3,
       output_price_per_mtok: 15,
+      reasoning_effort: null,
+      thinking_budget_tokens: null,
       max_output_tokens: 8192,
     },
     light: {
@@ -232,6 +245,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       context_window: 128_000,
       input_price_per_mtok: 0.4,
       output_price_per_mtok: 1.6,
+      reasoning_effort: null,
+      thinking_budget_tokens: null,
       max_output_tokens: 8192,
     },
     // Empty, like a fresh install: the settings screen shows the built-in defaults as placeholders.

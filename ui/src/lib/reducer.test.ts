@@ -465,3 +465,27 @@ describe('Bash sandbox recorded by session_started', () => {
     expect(node(applyRecords(emptyState(), demoRun(1_000_000)), 'main-7f3a').bashSandbox).toBe('required');
   });
 });
+
+describe('reasoning and provider adaptations', () => {
+  const base = { v: 1, run_id: 'run-r', session_id: 's-r', parent_session_id: null };
+  const u = { input_tokens: 1_000, output_tokens: 300, reasoning_tokens: 256, estimated: false };
+  const totals = { steps: 1, context_tokens: 1_000, total_tokens: 1_300, wall_time_ms: 2_000 };
+  const model = { slot: 'main' as const, requested_slot: 'main' as const, fallback: false, provider: 'openai' as const, model_id: 'o4-mini', base_url: 'https://api.openai.com/v1' };
+  const budgets = { max_steps: 5, max_context_tokens: 10_000, max_total_tokens: 100_000, max_wall_time_ms: 60_000 };
+  const records: TraceRecord[] = [
+    { ...base, seq: 1, ts_ms: 1, event: { type: 'session_started', agent: 'main', profile: 'main', description: null, model, budgets, project_root: '/p', parent: null, permission_mode: 'main', tools: [], system_prompt: 's' } },
+    { ...base, seq: 2, ts_ms: 2, event: { type: 'run_started', prompt: 'hi' } },
+    { ...base, seq: 3, ts_ms: 3, event: { type: 'model_call_begin', model_call_id: 'm1', step: 1, messages: 1, estimated_input_tokens: 900, tools_offered: true } },
+    { ...base, seq: 4, ts_ms: 4, event: { type: 'provider_adapted', model_call_id: 'm1', base_url: 'https://api.openai.com/v1', model: 'o4-mini', change: 'max_tokens -> max_completion_tokens', reason: "Unsupported parameter: 'max_tokens'" } },
+    { ...base, seq: 5, ts_ms: 5, event: { type: 'model_call_end', model_call_id: 'm1', step: 1, text: '', reasoning: 'First I grep.', tool_calls: [], finish_reason: 'tool_calls', usage: u, model: 'o4-mini', latency_ms: 1, error: null, totals } },
+  ];
+
+  it('keeps a thinking-only turn with its reasoning and token count, and notes the adaptation', () => {
+    const s = applyRecords(emptyState(), records);
+    const items = s.nodes.get('s-r')?.items ?? [];
+    const notice = items.find((i) => i.kind === 'notice');
+    expect(notice?.kind === 'notice' && notice.text).toBe("o4-mini at https://api.openai.com/v1: max_tokens -> max_completion_tokens (Unsupported parameter: 'max_tokens')");
+    const turn = items.find((i) => i.kind === 'assistant');
+    expect(turn).toMatchObject({ kind: 'assistant', text: '', reasoning: 'First I grep.', reasoningTokens: 256 });
+  });
+});

@@ -46,7 +46,18 @@ export interface Permission {
 
 export type ConvItem =
   | { kind: 'user'; id: string; text: string; ts: number }
-  | { kind: 'assistant'; id: string; text: string; streaming: boolean; error: string | null; ts: number }
+  | {
+      kind: 'assistant';
+      id: string;
+      text: string;
+      streaming: boolean;
+      error: string | null;
+      ts: number;
+      /** The turn's reasoning (thinking, `reasoning_content`), shown folded; absent when none. */
+      reasoning?: string;
+      /** Tokens spent on it, as the provider reported (or estimated). */
+      reasoningTokens?: number;
+    }
   | {
       kind: 'tool';
       id: string;
@@ -489,6 +500,16 @@ function applyOne(d: Draft, r: TraceRecord): void {
       }
       break;
     }
+    case 'provider_adapted': {
+      node.items.push({
+        kind: 'notice',
+        id: `n${r.seq}`,
+        level: 'info',
+        text: `${e.model} at ${e.base_url}: ${e.change} (${e.reason})`,
+        ts,
+      });
+      break;
+    }
     case 'model_retry': {
       node.items.push({
         kind: 'notice',
@@ -501,7 +522,9 @@ function applyOne(d: Draft, r: TraceRecord): void {
     }
     case 'model_call_end': {
       const i = findItem(node, 'assistant', e.model_call_id);
-      if (e.text !== '' || e.error !== null) {
+      // Traces written before reasoning was recorded have no such field.
+      const reasoning = e.reasoning ?? '';
+      if (e.text !== '' || e.error !== null || reasoning !== '') {
         const item: ConvItem = {
           kind: 'assistant',
           id: e.model_call_id,
@@ -509,6 +532,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
           streaming: false,
           error: e.error,
           ts: i >= 0 ? node.items[i].ts : ts,
+          ...(reasoning !== '' ? { reasoning, reasoningTokens: e.usage.reasoning_tokens ?? 0 } : {}),
         };
         if (i >= 0) node.items[i] = item;
         else node.items.push(item);

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use canopy_protocol::{Budgets, ModelSlot, ProviderKind, SandboxMode};
+use canopy_protocol::{Budgets, ModelSlot, ProviderKind, ReasoningEffort, SandboxMode};
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -127,6 +127,14 @@ pub struct ModelSlotConfig {
     pub output_price_per_mtok: Option<f64>,
     /// `max_tokens` sent with each request.
     pub max_output_tokens: u32,
+    /// OpenAI reasoning models (o-series, gpt-5 family): the `reasoning_effort` sent with each
+    /// request; `null` leaves the model's default. Ignored by models that take none.
+    #[serde(default)]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Anthropic extended thinking: the thinking budget in tokens (at least 1024); `null` leaves
+    /// thinking off. Thinking comes on top of Max output tokens.
+    #[serde(default)]
+    pub thinking_budget_tokens: Option<u32>,
 }
 
 impl Default for ModelSlotConfig {
@@ -139,6 +147,8 @@ impl Default for ModelSlotConfig {
             input_price_per_mtok: None,
             output_price_per_mtok: None,
             max_output_tokens: 8_192,
+            reasoning_effort: None,
+            thinking_budget_tokens: None,
         }
     }
 }
@@ -243,6 +253,8 @@ impl Preset {
             input_price_per_mtok: None,
             output_price_per_mtok: None,
             max_output_tokens: 8_192,
+            reasoning_effort: None,
+            thinking_budget_tokens: None,
         }
     }
 }
@@ -442,6 +454,14 @@ impl ModelSlotConfig {
                     self.context_window, self.max_output_tokens
                 ),
             ));
+        }
+        if let Some(budget) = self.thinking_budget_tokens {
+            if budget < 1024 {
+                return Err(ConfigError::invalid(
+                    format!("{slot}.thinking_budget_tokens"),
+                    format!("must be at least 1024 (the API's minimum), found {budget}"),
+                ));
+            }
         }
         for (name, price) in [
             ("input_price_per_mtok", self.input_price_per_mtok),
@@ -671,6 +691,33 @@ mod tests {
             message(&s),
             "main.input_price_per_mtok: must be a number >= 0"
         );
+    }
+
+    #[test]
+    fn a_thinking_budget_below_the_api_minimum_names_the_field() {
+        let mut s = Settings::default();
+        s.main.thinking_budget_tokens = Some(512);
+        assert_eq!(
+            message(&s),
+            "main.thinking_budget_tokens: must be at least 1024 (the API's minimum), found 512"
+        );
+        s.main.thinking_budget_tokens = Some(2048);
+        s.validate().unwrap();
+    }
+
+    #[test]
+    fn old_settings_files_read_without_the_reasoning_fields() {
+        let mut v = serde_json::to_value(Settings::default()).unwrap();
+        let main = v["main"].as_object_mut().unwrap();
+        main.remove("reasoning_effort");
+        main.remove("thinking_budget_tokens");
+        let s: Settings = serde_json::from_value(v).unwrap();
+        assert_eq!(s.main.reasoning_effort, None);
+        assert_eq!(s.main.thinking_budget_tokens, None);
+        let mut v = serde_json::to_value(Settings::default()).unwrap();
+        v["main"]["reasoning_effort"] = serde_json::json!("minimal");
+        let s: Settings = serde_json::from_value(v).unwrap();
+        assert_eq!(s.main.reasoning_effort, Some(ReasoningEffort::Minimal));
     }
 
     #[test]

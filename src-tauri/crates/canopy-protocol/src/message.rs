@@ -19,6 +19,11 @@ pub enum Message {
         text: String,
         /// Tool calls in the order the model emitted them.
         tool_calls: Vec<ToolCall>,
+        /// Reasoning the model produced before its answer, in order. Shown folded; sent back only
+        /// where the API requires it (Anthropic thinking blocks, never DeepSeek `reasoning_content`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<Vec<ReasoningBlock>>", optional)]
+        reasoning: Vec<ReasoningBlock>,
     },
     /// The answer to one tool call of the preceding assistant turn.
     ToolResult {
@@ -37,6 +42,76 @@ impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
         Message::User { text: text.into() }
+    }
+
+    /// An assistant turn without reasoning.
+    pub fn assistant(text: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Message::Assistant {
+            text: text.into(),
+            tool_calls,
+            reasoning: Vec::new(),
+        }
+    }
+}
+
+/// One piece of a model's reasoning, as the API delivered it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReasoningBlock {
+    /// Plain reasoning text (DeepSeek / OpenAI-compatible `reasoning_content`, Ollama `thinking`):
+    /// shown, counted, never sent back.
+    Text {
+        /// The reasoning text.
+        text: String,
+    },
+    /// An Anthropic `thinking` block: sent back verbatim with its signature on later calls.
+    Thinking {
+        /// The thinking text.
+        thinking: String,
+        /// The signature the API checks when the block is sent back.
+        signature: String,
+    },
+    /// An Anthropic `redacted_thinking` block: encrypted, sent back verbatim.
+    Redacted {
+        /// The encrypted payload.
+        data: String,
+    },
+}
+
+impl ReasoningBlock {
+    /// The text shown to people (a placeholder for a redacted block).
+    pub fn display_text(&self) -> &str {
+        match self {
+            ReasoningBlock::Text { text } => text,
+            ReasoningBlock::Thinking { thinking, .. } => thinking,
+            ReasoningBlock::Redacted { .. } => "[redacted thinking]",
+        }
+    }
+}
+
+/// How hard a reasoning model thinks before answering (OpenAI `reasoning_effort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// Fewest reasoning tokens (gpt-5 family only; `low` elsewhere).
+    Minimal,
+    /// Little reasoning.
+    Low,
+    /// The API's default.
+    Medium,
+    /// Most reasoning.
+    High,
+}
+
+impl ReasoningEffort {
+    /// The wire value.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ReasoningEffort::Minimal => "minimal",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
     }
 }
 
@@ -68,8 +143,13 @@ pub struct ToolSpec {
 pub struct Usage {
     /// Prompt/input tokens.
     pub input_tokens: u64,
-    /// Completion/output tokens.
+    /// Completion/output tokens (reasoning tokens included, as the APIs bill them).
     pub output_tokens: u64,
+    /// The part of `output_tokens` spent on reasoning (OpenAI `completion_tokens_details`, or
+    /// estimated from streamed reasoning text); 0 when none or not reported.
+    #[serde(default)]
+    #[ts(as = "Option<u64>", optional)]
+    pub reasoning_tokens: u64,
     /// True when the provider did not report usage and the figures are an estimate (~4 bytes/token).
     #[serde(default)]
     pub estimated: bool,
@@ -85,6 +165,7 @@ impl Usage {
     pub fn add(&mut self, other: &Usage) {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
         self.estimated |= other.estimated;
     }
 }

@@ -299,6 +299,20 @@ pub enum TraceEvent {
         /// What went wrong.
         error: String,
     },
+    /// The provider client changed how it talks to this endpoint and model, for this call and every
+    /// later one of the runtime (a parameter the server rejected, a context length it needs).
+    ProviderAdapted {
+        /// The model call during which it happened.
+        model_call_id: String,
+        /// Endpoint base URL.
+        base_url: String,
+        /// Model id.
+        model: String,
+        /// What changed, e.g. `max_tokens -> max_completion_tokens`.
+        change: String,
+        /// Why: the server's message, or what was measured.
+        reason: String,
+    },
     /// A model call finished (successfully or not).
     ModelCallEnd {
         /// Id pairing this with `model_call_begin`.
@@ -307,6 +321,10 @@ pub enum TraceEvent {
         step: u32,
         /// Assistant text of the turn.
         text: String,
+        /// The turn's reasoning as shown to people (thinking / `reasoning_content`), empty when none.
+        #[serde(default)]
+        #[ts(as = "Option<String>", optional)]
+        reasoning: String,
         /// Tool calls of the turn.
         tool_calls: Vec<ToolCall>,
         /// Why the model stopped; `null` when the call failed.
@@ -539,6 +557,7 @@ impl TraceEvent {
             TraceEvent::AssistantDelta { .. } => "assistant_delta",
             TraceEvent::ModelRetry { .. } => "model_retry",
             TraceEvent::ModelCallEnd { .. } => "model_call_end",
+            TraceEvent::ProviderAdapted { .. } => "provider_adapted",
             TraceEvent::ToolCallBegin { .. } => "tool_call_begin",
             TraceEvent::PermissionRequested { .. } => "permission_requested",
             TraceEvent::PermissionDecided { .. } => "permission_decided",

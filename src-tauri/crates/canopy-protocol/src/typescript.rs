@@ -23,6 +23,8 @@ pub fn protocol_declarations() -> String {
         export_decl::<Message>(),
         export_decl::<ToolCall>(),
         export_decl::<ToolSpec>(),
+        export_decl::<ReasoningBlock>(),
+        export_decl::<ReasoningEffort>(),
         export_decl::<Usage>(),
         export_decl::<FinishReason>(),
         export_decl::<ModelSlot>(),

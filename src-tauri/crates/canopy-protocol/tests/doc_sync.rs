@@ -81,6 +81,7 @@ fn usage() -> Usage {
     Usage {
         input_tokens: 10,
         output_tokens: 2,
+        reasoning_tokens: 1,
         estimated: false,
     }
 }
@@ -158,9 +159,10 @@ fn index(e: &TraceEvent) -> usize {
         TraceEvent::ReadonlyViolation { .. } => 20,
         TraceEvent::CancelRequested { .. } => 21,
         TraceEvent::RunEnded { .. } => 22,
+        TraceEvent::ProviderAdapted { .. } => 23,
     }
 }
-const VARIANTS: usize = 23;
+const VARIANTS: usize = 24;
 
 fn samples() -> Vec<TraceEvent> {
     let s = String::from;
@@ -200,6 +202,7 @@ fn samples() -> Vec<TraceEvent> {
             model_call_id: s("m-1"),
             step: 1,
             text: s("t"),
+            reasoning: s("r"),
             tool_calls: vec![tool_call()],
             finish_reason: Some(FinishReason::ToolCalls),
             usage: usage(),
@@ -321,6 +324,13 @@ fn samples() -> Vec<TraceEvent> {
             usage_with_descendants: usage(),
             totals: BudgetUsage::default(),
             tool_calls: 0,
+        },
+        TraceEvent::ProviderAdapted {
+            model_call_id: s("m-1"),
+            base_url: s("https://api.openai.com/v1"),
+            model: s("o3-mini"),
+            change: s("max_tokens -> max_completion_tokens"),
+            reason: s("Unsupported parameter"),
         },
     ]
 }

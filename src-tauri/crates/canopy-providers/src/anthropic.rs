@@ -1,12 +1,14 @@
 //! The Anthropic Messages client: history translation (merged user turns of `tool_result` blocks,
 //! `tool_use` input as an object, no empty text blocks), the event stream (`message_start` →
 //! content blocks → `message_delta` → `message_stop`, `ping` and `error` anywhere), and
-//! `GET {base}/v1/models`.
+//! `GET {base}/v1/models`. With extended thinking on for the slot, `thinking` and
+//! `redacted_thinking` blocks (with their `signature_delta`) are kept and sent back verbatim at the
+//! start of their assistant turn, as the API requires across tool calls.
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use canopy_protocol::{FinishReason, Message, ProviderKind, ToolCall, Usage};
+use canopy_protocol::{FinishReason, Message, ProviderKind, ReasoningBlock, ToolCall, Usage};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -16,6 +18,9 @@ use crate::{
     estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
     ModelResponse, ProviderConfig, ProviderError, StreamDelta,
 };
+
+/// The smallest `budget_tokens` the API accepts.
+const MIN_THINKING_BUDGET: u32 = 1024;
 
 /// The API version this client speaks.
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -86,8 +91,28 @@ pub(crate) fn translate_messages(messages: &[Message]) -> Vec<Value> {
                     vec![json!({"type": "text", "text": text})]
                 },
             ),
-            Message::Assistant { text, tool_calls } => {
-                let mut blocks = Vec::new();
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                // Thinking blocks go first, verbatim with their signatures: with thinking on, the
+                // API rejects a tool-use turn that lost them. Plain reasoning text from another
+                // API has no signature and cannot be sent.
+                let mut blocks: Vec<Value> = reasoning
+                    .iter()
+                    .filter_map(|r| match r {
+                        ReasoningBlock::Thinking {
+                            thinking,
+                            signature,
+                        } => Some(json!({"type": "thinking", "thinking": thinking,
+                                         "signature": signature})),
+                        ReasoningBlock::Redacted { data } => {
+                            Some(json!({"type": "redacted_thinking", "data": data}))
+                        }
+                        ReasoningBlock::Text { .. } => None,
+                    })
+                    .collect();
                 if !text.trim().is_empty() {
                     blocks.push(json!({"type": "text", "text": text}));
                 }
@@ -133,7 +158,20 @@ pub(crate) fn translate_messages(messages: &[Message]) -> Vec<Value> {
 pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> Value {
     let mut body = Map::new();
     body.insert("model".into(), config.model.clone().into());
-    body.insert("max_tokens".into(), request.max_tokens.max(1).into());
+    // With thinking on, `max_tokens` covers thinking and answer and must exceed the thinking
+    // budget, so the answer keeps the slot's whole output cap on top of it.
+    let thinking = config.thinking_budget.map(|b| b.max(MIN_THINKING_BUDGET));
+    let max_tokens = match thinking {
+        Some(budget) => request.max_tokens.max(1).saturating_add(budget),
+        None => request.max_tokens.max(1),
+    };
+    body.insert("max_tokens".into(), max_tokens.into());
+    if let Some(budget) = thinking {
+        body.insert(
+            "thinking".into(),
+            json!({"type": "enabled", "budget_tokens": budget}),
+        );
+    }
     body.insert("stream".into(), true.into());
     if !request.system.is_empty() {
         body.insert("system".into(), request.system.clone().into());
@@ -142,7 +180,8 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
         "messages".into(),
         Value::Array(translate_messages(&request.messages)),
     );
-    if let Some(t) = request.temperature {
+    // Thinking accepts only the default temperature.
+    if let Some(t) = request.temperature.filter(|_| thinking.is_none()) {
         body.insert("temperature".into(), json!(t));
     }
     if !request.tools.is_empty() {
@@ -162,6 +201,13 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
 #[derive(Debug)]
 enum Block {
     Text,
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
+    Redacted {
+        data: String,
+    },
     Tool {
         id: String,
         name: String,
@@ -245,6 +291,31 @@ impl Accumulate for Accumulator {
                             json: String::new(),
                         }
                     }
+                    "thinking" => {
+                        let thinking = block
+                            .get("thinking")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string();
+                        if !thinking.is_empty() {
+                            on_delta(StreamDelta::Reasoning(thinking.clone()));
+                        }
+                        Block::Thinking {
+                            thinking,
+                            signature: block
+                                .get("signature")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                        }
+                    }
+                    "redacted_thinking" => Block::Redacted {
+                        data: block
+                            .get("data")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .to_string(),
+                    },
                     _ => Block::Other,
                 };
                 self.blocks.insert(index, b);
@@ -271,7 +342,29 @@ impl Accumulate for Accumulator {
                             }
                         }
                     }
-                    // Thinking, signatures, citations: not part of the visible turn.
+                    "thinking_delta" => {
+                        let t = delta.get("thinking").and_then(Value::as_str).unwrap_or("");
+                        if let Some(Block::Thinking { thinking, .. }) = self.blocks.get_mut(&index)
+                        {
+                            thinking.push_str(t);
+                        }
+                        if !t.is_empty() {
+                            on_delta(StreamDelta::Reasoning(t.to_string()));
+                        }
+                    }
+                    "signature_delta" => {
+                        let sig = delta.get("signature").and_then(Value::as_str).unwrap_or("");
+                        match self.blocks.get_mut(&index) {
+                            Some(Block::Thinking { signature, .. }) => signature.push_str(sig),
+                            _ => {
+                                return Err(ProviderError::Protocol(format!(
+                                "signature_delta for block {index}, which is not a thinking block"
+                            ))
+                                .into())
+                            }
+                        }
+                    }
+                    // Citations and future delta types: not part of the visible turn.
                     _ => {}
                 }
             }
@@ -330,10 +423,25 @@ impl Accumulate for Accumulator {
             )
             .into());
         }
+        let mut reasoning = Vec::new();
         let mut tool_calls: Vec<ToolCall> = self
             .blocks
             .into_values()
             .filter_map(|b| match b {
+                Block::Thinking {
+                    thinking,
+                    signature,
+                } => {
+                    reasoning.push(ReasoningBlock::Thinking {
+                        thinking,
+                        signature,
+                    });
+                    None
+                }
+                Block::Redacted { data } => {
+                    reasoning.push(ReasoningBlock::Redacted { data });
+                    None
+                }
                 Block::Tool { id, name, json } => Some(ToolCall {
                     id,
                     name,
@@ -356,20 +464,33 @@ impl Accumulate for Accumulator {
             None if tool_calls.is_empty() => FinishReason::Stop,
             None => FinishReason::ToolCalls,
         };
+        // The API bills thinking as output and reports no separate count: estimate its share from
+        // the thinking text (redacted blocks are encrypted and cannot be sized).
+        let reasoning_tokens: u64 = reasoning
+            .iter()
+            .map(|r| match r {
+                ReasoningBlock::Thinking { thinking, .. } => estimate_tokens(thinking.len()),
+                _ => 0,
+            })
+            .sum();
         let usage = match (self.input_tokens, self.output_tokens) {
             (Some(input_tokens), Some(output_tokens)) => Usage {
                 input_tokens,
                 output_tokens,
+                reasoning_tokens: reasoning_tokens.min(output_tokens),
                 estimated: false,
             },
             (input, output) => Usage {
                 input_tokens: input.unwrap_or_else(|| estimate_tokens(request_bytes)),
-                output_tokens: output
-                    .unwrap_or_else(|| estimate_output_tokens(&self.text, &tool_calls)),
+                output_tokens: output.unwrap_or_else(|| {
+                    estimate_output_tokens(&self.text, &tool_calls) + reasoning_tokens
+                }),
+                reasoning_tokens,
                 estimated: true,
             },
         };
         Ok(ModelResponse {
+            reasoning,
             text: self.text,
             tool_calls,
             finish_reason,
@@ -447,6 +568,7 @@ mod tests {
             Message::user("find auth"),
             Message::Assistant {
                 text: String::new(),
+                reasoning: Vec::new(),
                 tool_calls: vec![
                     ToolCall {
                         id: "t1".into(),

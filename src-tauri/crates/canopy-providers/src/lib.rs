@@ -7,20 +7,25 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use canopy_protocol::{
-    FinishReason, Message, ProviderKind, SecretString, ToolCall, ToolSpec, Usage,
+    FinishReason, Message, ProviderKind, ReasoningBlock, ReasoningEffort, SecretString, ToolCall,
+    ToolSpec, Usage,
 };
 use tokio_util::sync::CancellationToken;
 
 mod anthropic;
 mod call;
 mod error;
+mod ndjson;
+mod ollama;
 mod openai;
+pub mod quirks;
 mod retry;
 mod sse;
 
 pub use anthropic::AnthropicClient;
 pub use error::ProviderError;
 pub use openai::OpenAiClient;
+pub use quirks::{Adaptation, Quirks, ReasoningFamily, TokenParam};
 
 /// Everything needed to reach one model.
 #[derive(Debug, Clone)]
@@ -46,6 +51,19 @@ pub struct ProviderConfig {
     /// asking for more gets no retry: the call fails at once with "server asks to retry after N s".
     /// The caller's deadline and cancel token still cut any wait short.
     pub max_retry_after: Duration,
+    /// OpenAI reasoning models: `reasoning_effort`, sent only to models that take it.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Anthropic extended thinking: its `budget_tokens`; `None` leaves thinking off.
+    pub thinking_budget: Option<u32>,
+    /// The context the agent needs, tokens (the slot's context window): an Ollama server is asked
+    /// to run the model with this much (`num_ctx`), capped at the model's own length.
+    pub context_window: Option<u64>,
+    /// Probe an OpenAI-compatible endpoint where Ollama may run (loopback, private network, port
+    /// 11434) with `GET /api/version` once, and drive an Ollama server through its native chat
+    /// API. Off by default; the runtime and the settings commands turn it on.
+    pub detect_ollama: bool,
+    /// What was learned about endpoints and models; share one across a runtime's clients.
+    pub quirks: std::sync::Arc<Quirks>,
 }
 
 impl ProviderConfig {
@@ -61,6 +79,11 @@ impl ProviderConfig {
             idle_timeout: Duration::from_secs(90),
             max_backoff: Duration::from_secs(30),
             max_retry_after: Duration::from_secs(120),
+            reasoning_effort: None,
+            thinking_budget: None,
+            context_window: None,
+            detect_ollama: false,
+            quirks: std::sync::Arc::new(Quirks::new()),
         }
     }
 }
@@ -88,6 +111,8 @@ pub struct ModelRequest {
 pub struct ModelResponse {
     /// Concatenated text deltas.
     pub text: String,
+    /// Reasoning blocks in stream order (kept so they can be shown and, for Anthropic, sent back).
+    pub reasoning: Vec<ReasoningBlock>,
     /// Complete tool calls, in index order, arguments as raw JSON text.
     pub tool_calls: Vec<ToolCall>,
     /// Why the model stopped.
@@ -103,6 +128,16 @@ pub struct ModelResponse {
 pub enum StreamDelta {
     /// New assistant text.
     Text(String),
+    /// New reasoning text (thinking, `reasoning_content`).
+    Reasoning(String),
+    /// The client changed how it talks to this endpoint and model and sent the call again (a
+    /// parameter the server rejected), or set up the server for it (an Ollama context length).
+    Adapted {
+        /// What changed.
+        change: String,
+        /// Why.
+        reason: String,
+    },
     /// A tool call started streaming (its arguments follow).
     ToolCallStarted {
         /// Tool-call id.
@@ -122,11 +157,30 @@ pub enum StreamDelta {
     },
 }
 
-/// A model (listed by the endpoint).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A model (listed by the endpoint), with what the endpoint says about it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 pub struct ModelListing {
     /// Model id.
     pub id: String,
+    /// Context window, tokens, where the endpoint reports it (OpenRouter `context_length`, Ollama
+    /// `/api/show` `model_info.<arch>.context_length`).
+    pub context_window: Option<u64>,
+    /// USD per million input tokens, where reported (OpenRouter `pricing.prompt`).
+    pub input_price_per_mtok: Option<f64>,
+    /// USD per million output tokens, where reported (OpenRouter `pricing.completion`).
+    pub output_price_per_mtok: Option<f64>,
+}
+
+impl ModelListing {
+    /// A listing with only an id.
+    pub fn id(id: impl Into<String>) -> Self {
+        ModelListing {
+            id: id.into(),
+            context_window: None,
+            input_price_per_mtok: None,
+            output_price_per_mtok: None,
+        }
+    }
 }
 
 /// A streaming model client.
@@ -235,8 +289,33 @@ pub(crate) async fn parse_model_list(
     let mut seen = std::collections::HashSet::new();
     Ok(data
         .iter()
-        .filter_map(|m| m.get("id").and_then(|id| id.as_str()))
-        .filter(|id| seen.insert(*id))
-        .map(|id| ModelListing { id: id.to_string() })
+        .filter_map(|m| Some((m, m.get("id").and_then(|id| id.as_str())?)))
+        .filter(|(_, id)| seen.insert(*id))
+        .map(|(m, id)| listing_of(id, m))
         .collect())
+}
+
+/// One `data` entry: the id plus OpenRouter's `context_length` (or `top_provider.context_length`)
+/// and `pricing` (USD per token, as strings).
+fn listing_of(id: &str, m: &serde_json::Value) -> ModelListing {
+    let context_window = m
+        .get("context_length")
+        .or_else(|| m.pointer("/top_provider/context_length"))
+        .and_then(serde_json::Value::as_u64)
+        .filter(|n| *n > 0);
+    let per_mtok = |k: &str| {
+        let v = m.get("pricing")?.get(k)?;
+        let per_token = match v {
+            serde_json::Value::String(s) => s.trim().parse::<f64>().ok()?,
+            other => other.as_f64()?,
+        };
+        // OpenRouter lists `-1` for "varies" (routers); that is no price.
+        (per_token.is_finite() && per_token >= 0.0).then(|| (per_token * 1e6 * 1e6).round() / 1e6)
+    };
+    ModelListing {
+        id: id.to_string(),
+        context_window,
+        input_price_per_mtok: per_mtok("prompt"),
+        output_price_per_mtok: per_mtok("completion"),
+    }
 }

@@ -1,15 +1,20 @@
-//! The OpenAI-compatible Chat Completions client (OpenAI, Ollama, LM Studio, vLLM, DeepSeek,
-//! OpenRouter, …): history translation, streamed chunk accumulation (tool-call fragments keyed by
-//! index, possibly interleaved; the `choices: []` usage chunk), and `GET {base}/models`.
+//! The OpenAI-compatible Chat Completions client (OpenAI, Azure OpenAI, Ollama, LM Studio, vLLM,
+//! DeepSeek, OpenRouter, …): history translation, the parameters each endpoint and model family
+//! takes (`max_completion_tokens`, no `temperature` for reasoning models, `reasoning_effort`),
+//! adapting once to a 400 that names an unsupported parameter, streamed chunk accumulation
+//! (tool-call fragments keyed by index, possibly interleaved; the `choices: []` usage chunk;
+//! `reasoning_content`; an `error` chunk after a 200), and `GET {base}/models`. An Ollama endpoint
+//! is driven through its native chat API instead (see `ollama`).
 
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use canopy_protocol::{FinishReason, Message, ProviderKind, ToolCall, Usage};
+use canopy_protocol::{FinishReason, Message, ProviderKind, ReasoningBlock, ToolCall, Usage};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{self, Accumulate};
+use crate::quirks::{self, Adaptation, OllamaProbe, TokenParam};
 use crate::sse::{self, Failure};
 use crate::{
     estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
@@ -36,14 +41,44 @@ impl OpenAiClient {
 
     fn authorize(&self, rb: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.config.api_key {
+            // Azure OpenAI takes its resource key in `api-key`; the same key also goes as a bearer
+            // token, which its v1 API accepts too. Both reach only this origin.
+            Some(key) if !key.is_empty() && quirks::is_azure_host(&self.config.base_url) => {
+                match reqwest::header::HeaderValue::from_str(key.expose()) {
+                    Ok(mut value) => {
+                        value.set_sensitive(true);
+                        rb.header("api-key", value).bearer_auth(key.expose())
+                    }
+                    Err(_) => rb.bearer_auth(key.expose()),
+                }
+            }
             Some(key) if !key.is_empty() => rb.bearer_auth(key.expose()),
             _ => rb,
         }
     }
+
+    /// The token parameter to send: what the server taught us, else `max_completion_tokens` on
+    /// OpenAI's and Azure's own endpoints and `max_tokens` everywhere else.
+    fn token_param(&self, adaptation: &Adaptation) -> TokenParam {
+        adaptation.token_param.unwrap_or(
+            if quirks::is_openai_host(&self.config.base_url)
+                || quirks::is_azure_host(&self.config.base_url)
+            {
+                TokenParam::MaxCompletionTokens
+            } else {
+                TokenParam::MaxTokens
+            },
+        )
+    }
 }
 
-/// The request body for a call.
-pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> Value {
+/// The request body for a call, shaped by the token parameter and what was learned.
+pub(crate) fn request_body_with(
+    config: &ProviderConfig,
+    request: &ModelRequest,
+    token_param: TokenParam,
+    adaptation: &Adaptation,
+) -> Value {
     let mut messages = Vec::new();
     if !request.system.is_empty() {
         messages.push(json!({"role": "system", "content": request.system}));
@@ -51,7 +86,11 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
     for m in &request.messages {
         messages.push(match m {
             Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
+            // Reasoning (`reasoning_content`) is never sent back: DeepSeek rejects it, and no
+            // OpenAI-compatible server needs it.
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut msg = Map::new();
                 msg.insert("role".into(), "assistant".into());
                 if tool_calls.is_empty() {
@@ -98,9 +137,24 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), true.into());
     body.insert("stream_options".into(), json!({"include_usage": true}));
-    body.insert("max_tokens".into(), request.max_tokens.into());
-    if let Some(t) = request.temperature {
+    body.insert(token_param.field().into(), request.max_tokens.into());
+    let family = quirks::reasoning_family(&config.model);
+    // Reasoning models take only the default temperature: sending one is a 400.
+    if let Some(t) = request
+        .temperature
+        .filter(|_| family.is_none() && !adaptation.no_temperature)
+    {
         body.insert("temperature".into(), json!(t));
+    }
+    if let (Some(family), Some(effort), false) = (
+        family,
+        config.reasoning_effort,
+        adaptation.no_reasoning_effort,
+    ) {
+        body.insert(
+            "reasoning_effort".into(),
+            quirks::effort_for(family, effort).into(),
+        );
     }
     if !request.tools.is_empty() {
         let tools: Vec<Value> = request
@@ -124,6 +178,7 @@ pub(crate) fn request_body(config: &ProviderConfig, request: &ModelRequest) -> V
 struct ReportedUsage {
     input: u64,
     output: Option<u64>,
+    reasoning: Option<u64>,
 }
 
 #[derive(Debug, Default)]
@@ -137,6 +192,7 @@ struct PartialCall {
 #[derive(Debug, Default)]
 pub(crate) struct Accumulator {
     text: String,
+    reasoning: String,
     calls: BTreeMap<u64, PartialCall>,
     finish: Option<String>,
     usage: Option<ReportedUsage>,
@@ -164,14 +220,8 @@ impl Accumulate for Accumulator {
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
             ProviderError::Protocol(format!("chunk is not JSON ({e}): {}", preview(data)))
         })?;
-        if let Some(err) = chunk.get("error") {
-            let message = err
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown error");
-            return Err(
-                ProviderError::Protocol(format!("error event in stream: {message}")).into(),
-            );
+        if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(err).into());
         }
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             if self.model.is_none() && !model.is_empty() {
@@ -188,6 +238,9 @@ impl Accumulate for Accumulator {
                 self.usage = Some(ReportedUsage {
                     input,
                     output: tokens("completion_tokens"),
+                    reasoning: u
+                        .pointer("/completion_tokens_details/reasoning_tokens")
+                        .and_then(Value::as_u64),
                 });
             }
         }
@@ -200,6 +253,15 @@ impl Accumulate for Accumulator {
             return Ok(false);
         };
         if let Some(delta) = choice.get("delta") {
+            // DeepSeek and vLLM say `reasoning_content`, OpenRouter `reasoning`.
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(r) = delta.get(key).and_then(Value::as_str) {
+                    if !r.is_empty() {
+                        self.reasoning.push_str(r);
+                        on_delta(StreamDelta::Reasoning(r.to_string()));
+                    }
+                }
+            }
             if let Some(text) = delta.get("content").and_then(Value::as_str) {
                 if !text.is_empty() {
                     self.text.push_str(text);
@@ -286,31 +348,46 @@ impl Accumulate for Accumulator {
             None if tool_calls.is_empty() => FinishReason::Stop,
             None => FinishReason::ToolCalls,
         };
-        let estimated_output = || estimate_output_tokens(&self.text, &tool_calls);
+        let estimated_reasoning = estimate_tokens(self.reasoning.len());
+        let estimated_output =
+            || estimate_output_tokens(&self.text, &tool_calls) + estimated_reasoning;
         let usage = match self.usage {
             Some(ReportedUsage {
                 input,
                 output: Some(output),
+                reasoning,
             }) => Usage {
                 input_tokens: input,
                 output_tokens: output,
+                reasoning_tokens: reasoning.unwrap_or(estimated_reasoning).min(output),
                 estimated: false,
             },
             Some(ReportedUsage {
                 input,
                 output: None,
+                ..
             }) => Usage {
                 input_tokens: input,
                 output_tokens: estimated_output(),
+                reasoning_tokens: estimated_reasoning,
                 estimated: true,
             },
             None => Usage {
                 input_tokens: estimate_tokens(request_bytes),
                 output_tokens: estimated_output(),
+                reasoning_tokens: estimated_reasoning,
                 estimated: true,
             },
         };
+        let reasoning = if self.reasoning.is_empty() {
+            Vec::new()
+        } else {
+            vec![ReasoningBlock::Text {
+                text: self.reasoning,
+            }]
+        };
         Ok(ModelResponse {
+            reasoning,
             text: self.text,
             tool_calls,
             finish_reason,
@@ -352,6 +429,72 @@ fn preview(data: &str) -> String {
     data.chars().take(200).collect()
 }
 
+/// The error an `error` chunk after a 200 carries (OpenRouter and others: `{"error": {"code": 502,
+/// "message": "…"}}`), typed like the same error as an HTTP status so transient ones are retried.
+pub(crate) fn stream_error(err: &Value) -> ProviderError {
+    let message = err
+        .get("message")
+        .and_then(Value::as_str)
+        .or_else(|| err.as_str())
+        .unwrap_or("unknown error")
+        .to_string();
+    let code = err.get("code");
+    let status = code.and_then(|c| {
+        c.as_u64()
+            .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
+    });
+    let word = code
+        .and_then(Value::as_str)
+        .or_else(|| err.get("type").and_then(Value::as_str))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let message = format!("error in stream: {message}");
+    match status {
+        Some(429) => ProviderError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        Some(s @ 500..=599) => ProviderError::Server {
+            status: s as u16,
+            message,
+        },
+        _ if word.contains("overloaded") => ProviderError::Server {
+            status: 529,
+            message,
+        },
+        _ if word.contains("rate_limit") => ProviderError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        _ if word.contains("server_error") || word.contains("api_error") => ProviderError::Server {
+            status: 500,
+            message,
+        },
+        _ => ProviderError::Protocol(message),
+    }
+}
+
+impl OpenAiClient {
+    /// Whether the endpoint is an Ollama server: probed once per endpoint (`GET /api/version`) and
+    /// remembered; only endpoints where Ollama may run are probed.
+    async fn is_ollama(&self) -> OllamaProbe {
+        if !self.config.detect_ollama {
+            return OllamaProbe::NotOllama;
+        }
+        let endpoint = self.base();
+        if let Some(known) = self.config.quirks.ollama(endpoint) {
+            return known;
+        }
+        let probe = if quirks::may_be_ollama(endpoint) {
+            crate::ollama::probe(&self.config, &self.http).await
+        } else {
+            OllamaProbe::NotOllama
+        };
+        self.config.quirks.set_ollama(endpoint, probe);
+        probe
+    }
+}
+
 #[async_trait]
 impl ModelClient for OpenAiClient {
     fn kind(&self) -> ProviderKind {
@@ -372,19 +515,57 @@ impl ModelClient for OpenAiClient {
         on_delta: &(dyn Fn(StreamDelta) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, ProviderError> {
-        call::complete::<Accumulator>(
-            &self.config,
-            &request_body(&self.config, request),
-            || Ok(self.authorize(self.http.post(format!("{}/chat/completions", self.base())))),
-            on_delta,
-            cancel,
-        )
-        .await
+        if self.is_ollama().await == OllamaProbe::Ollama {
+            return crate::ollama::complete(&self.config, &self.http, request, on_delta, cancel)
+                .await;
+        }
+        let quirks = &self.config.quirks;
+        let endpoint = self.base().to_string();
+        // Each parameter is adapted to at most once; the bound only guards against a server that
+        // keeps rejecting whatever is sent.
+        for _ in 0..4 {
+            let adaptation = quirks.adaptation(&endpoint, &self.config.model);
+            let token_param = self.token_param(&adaptation);
+            let body = request_body_with(&self.config, request, token_param, &adaptation);
+            let result = call::complete::<Accumulator>(
+                &self.config,
+                &body,
+                || Ok(self.authorize(self.http.post(format!("{}/chat/completions", self.base())))),
+                on_delta,
+                cancel,
+            )
+            .await;
+            let message = match &result {
+                Err(ProviderError::BadRequest {
+                    status: 400,
+                    message,
+                }) => message.clone(),
+                _ => return result,
+            };
+            let Some((next, change)) = quirks::unsupported_param(&message)
+                .and_then(|param| adaptation.after_rejection(param, token_param, &body))
+            else {
+                return result;
+            };
+            quirks.set_adaptation(&endpoint, &self.config.model, next);
+            on_delta(StreamDelta::Adapted {
+                change,
+                reason: message,
+            });
+        }
+        Err(ProviderError::BadRequest {
+            status: 400,
+            message: "the server kept rejecting the request's parameters".into(),
+        })
     }
 
     async fn list_models(&self) -> Result<Vec<ModelListing>, ProviderError> {
         let rb = self.authorize(self.http.get(format!("{}/models", self.base())));
-        call::list_models(rb, &self.config).await
+        let mut models = call::list_models(rb, &self.config).await?;
+        if self.is_ollama().await == OllamaProbe::Ollama {
+            crate::ollama::fill_context_lengths(&self.config, &self.http, &mut models).await;
+        }
+        Ok(models)
     }
 }
 
@@ -414,10 +595,53 @@ mod tests {
             Usage {
                 input_tokens: 11,
                 output_tokens: 7,
+                reasoning_tokens: 0,
                 estimated: false
             }
         );
         assert_eq!(r.finish_reason, FinishReason::ToolCalls);
+    }
+
+    #[test]
+    fn openai_and_azure_get_max_completion_tokens_and_others_max_tokens() {
+        let request = ModelRequest {
+            system: String::new(),
+            messages: vec![Message::user("hi")],
+            tools: Vec::new(),
+            allow_tool_calls: true,
+            max_tokens: 100,
+            temperature: Some(0.2),
+        };
+        for (base, model, field) in [
+            (
+                "https://api.openai.com/v1",
+                "gpt-4.1",
+                "max_completion_tokens",
+            ),
+            (
+                "https://res.openai.azure.com/openai/v1",
+                "gpt-5",
+                "max_completion_tokens",
+            ),
+            ("http://127.0.0.1:8000/v1", "Qwen/Qwen3-8B", "max_tokens"),
+            ("https://openrouter.ai/api/v1", "openai/o3", "max_tokens"),
+        ] {
+            let config = ProviderConfig::new(ProviderKind::Openai, base, model);
+            let client = OpenAiClient::new(config.clone()).unwrap();
+            let param = client.token_param(&Adaptation::default());
+            let body = request_body_with(&config, &request, param, &Adaptation::default());
+            assert_eq!(body[field], 100, "{base} {model}: {body}");
+            let reasoning = quirks::reasoning_family(model).is_some();
+            assert_eq!(body.get("temperature").is_none(), reasoning, "{model}");
+        }
+        // What the server taught wins over the host's default.
+        let config = ProviderConfig::new(ProviderKind::Openai, "https://api.openai.com/v1", "m");
+        let client = OpenAiClient::new(config).unwrap();
+        let learned = Adaptation {
+            token_param: Some(TokenParam::MaxTokens),
+            ..Adaptation::default()
+        };
+        assert_eq!(client.token_param(&learned), TokenParam::MaxTokens);
     }
 
     #[test]
@@ -440,6 +664,7 @@ mod tests {
             Usage {
                 input_tokens: 100,
                 output_tokens: 2,
+                reasoning_tokens: 0,
                 estimated: true
             }
         );

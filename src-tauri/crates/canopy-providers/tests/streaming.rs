@@ -527,6 +527,7 @@ async fn history_round_trip_through_tool_calls() {
         req.messages.push(Message::Assistant {
             text: first.text.clone(),
             tool_calls: first.tool_calls.clone(),
+            reasoning: first.reasoning.clone(),
         });
         req.messages.push(Message::ToolResult {
             call_id: first.tool_calls[0].id.clone(),
@@ -578,6 +579,7 @@ fn tool_history() -> Vec<Message> {
         Message::user("look"),
         Message::Assistant {
             text: String::new(),
+            reasoning: Vec::new(),
             tool_calls: vec![ToolCall {
                 id: "call_1".into(),
                 name: "Grep".into(),

@@ -275,6 +275,8 @@ fn settings(server: &MockServer, parallelism: u32) -> Settings {
         input_price_per_mtok: None,
         output_price_per_mtok: None,
         max_output_tokens: 4_096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
     };
     Settings {
         main: slot("mock-main"),

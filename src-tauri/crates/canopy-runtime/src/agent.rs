@@ -466,6 +466,8 @@ pub(crate) async fn call_model(
     // the redactor in one piece instead of leaking split across two deltas.
     let held = Arc::new(Mutex::new(String::new()));
     let hold = held.clone();
+    let adapted_base = ctx.model.info.base_url.clone();
+    let adapted_model = ctx.model.info.model_id.clone();
     let on_delta = move |d: StreamDelta| match d {
         StreamDelta::Text(text) => {
             let ready = hold.lock().ok().and_then(|mut h| {
@@ -500,7 +502,15 @@ pub(crate) async fn call_model(
                 error,
             })
         }
-        StreamDelta::ToolCallStarted { .. } => {}
+        StreamDelta::Adapted { change, reason } => trace.emit(TraceEvent::ProviderAdapted {
+            model_call_id: delta_id.clone(),
+            base_url: adapted_base.clone(),
+            model: adapted_model.clone(),
+            change,
+            reason,
+        }),
+        // Reasoning is recorded whole in `model_call_end`; tool calls in their begin events.
+        StreamDelta::Reasoning(_) | StreamDelta::ToolCallStarted { .. } => {}
     };
     let started = Instant::now();
     let result = tokio::select! {
@@ -613,6 +623,12 @@ pub(crate) fn emit_call_end(
             model_call_id,
             step,
             text: resp.text.clone(),
+            reasoning: resp
+                .reasoning
+                .iter()
+                .map(|r| r.display_text())
+                .collect::<Vec<_>>()
+                .join("\n\n"),
             tool_calls: resp
                 .tool_calls
                 .iter()
@@ -635,6 +651,7 @@ pub(crate) fn emit_call_end(
             model_call_id,
             step,
             text: String::new(),
+            reasoning: String::new(),
             tool_calls: Vec::new(),
             finish_reason: None,
             usage: Usage::default(),
@@ -923,6 +940,7 @@ async fn run_loop(
         history.push(Message::Assistant {
             text: resp.text.clone(),
             tool_calls: resp.tool_calls.clone(),
+            reasoning: resp.reasoning.clone(),
         });
         if !resp.tool_calls.is_empty() && !corrective_pending {
             continuation.clear();
@@ -1034,6 +1052,7 @@ async fn final_call(
             history.push(Message::Assistant {
                 text: resp.text.clone(),
                 tool_calls: Vec::new(),
+                reasoning: resp.reasoning.clone(),
             });
             if ctx.profile.contract() == ResultContract::Text {
                 return Ending {

@@ -36,7 +36,9 @@ fn flatten(messages: &[Message]) -> String {
     for m in messages {
         match m {
             Message::User { text } => out.push_str(&format!("USER: {}\n\n", clip(text))),
-            Message::Assistant { text, tool_calls } => {
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 if !text.is_empty() {
                     out.push_str(&format!("ASSISTANT: {}\n", clip(text)));
                 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use canopy_config::keys::{keys_to_redact, known_key_origins};
 use canopy_config::{require_api_key, SecretStore, Settings};
 use canopy_protocol::{ModelInfo, ModelSlot, SecretString};
-use canopy_providers::{client_for, ProviderConfig};
+use canopy_providers::{client_for, ProviderConfig, Quirks};
 
 use crate::profiles::builtin_profiles;
 use crate::{ModelResolver, ResolvedModel, RuntimeError, RuntimeSettings};
@@ -29,6 +29,9 @@ pub struct ConfiguredModels {
     env: EnvSnapshot,
     store: Arc<dyn SecretStore>,
     other_settings: Vec<Settings>,
+    /// What the provider clients learn about endpoints (a rejected parameter, an Ollama server),
+    /// kept for as long as this resolver, i.e. the runtime, lives.
+    quirks: Arc<Quirks>,
 }
 
 impl ConfiguredModels {
@@ -39,6 +42,7 @@ impl ConfiguredModels {
             env,
             store,
             other_settings: Vec::new(),
+            quirks: Arc::new(Quirks::new()),
         }
     }
 
@@ -83,6 +87,11 @@ impl ModelResolver for ConfiguredModels {
             config.model.clone(),
         );
         pc.api_key = key;
+        pc.reasoning_effort = config.reasoning_effort;
+        pc.thinking_budget = config.thinking_budget_tokens;
+        pc.context_window = Some(config.context_window);
+        pc.detect_ollama = true;
+        pc.quirks = self.quirks.clone();
         let client = client_for(pc).map_err(|e| RuntimeError::Model {
             slot: used.as_str().into(),
             reason: e.to_string(),

@@ -1019,11 +1019,13 @@ mod tests {
             model_call_id: "m-1".into(),
             step: 1,
             text: "thinking".into(),
+            reasoning: String::new(),
             tool_calls: vec![],
             finish_reason: None,
             usage: Usage {
                 input_tokens: total_tokens,
                 output_tokens: 0,
+                reasoning_tokens: 0,
                 estimated: false,
             },
             model: "m".into(),
@@ -1046,6 +1048,7 @@ mod tests {
             usage_with_descendants: Usage {
                 input_tokens: tokens_with_descendants,
                 output_tokens: 0,
+                reasoning_tokens: 0,
                 estimated: false,
             },
             totals: BudgetUsage::default(),

@@ -24,11 +24,15 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+pub mod quirks;
 mod script;
 mod server;
 mod wire;
 
-pub use script::{call, call_raw, Fault, Matcher, Rule, Script, ScriptUsage, ScriptedCall, Turn};
+pub use script::{
+    call, call_raw, Fault, Matcher, ModelDetail, OllamaModel, Rule, Script, ScriptUsage,
+    ScriptedCall, StreamError, Turn,
+};
 
 /// Why the mock server could not start.
 #[derive(Debug, thiserror::Error)]

@@ -1,6 +1,8 @@
 //! The script that drives the mock server: which rule answers which request, and what each turn of
 //! that rule streams back. Serde types (the binary reads them from JSON) plus terse builders for tests.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -19,6 +21,44 @@ pub struct Script {
     /// Rules, first match wins.
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// What `GET /v1/models` says about a model beyond its id, OpenRouter-style
+    /// (`context_length`, `pricing`), keyed by model id.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_details: BTreeMap<String, ModelDetail>,
+    /// Models served the way Ollama serves them, keyed by model id. With any, the server also
+    /// answers Ollama's native routes (`/api/version`, `/api/tags`, `/api/show`, `/api/chat`), and
+    /// on its OpenAI-compatible path runs these models with `ollama_default_ctx`, silently dropping
+    /// the start of a longer prompt.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ollama_models: BTreeMap<String, OllamaModel>,
+    /// The context length Ollama runs a model with when nobody sets `num_ctx` (default 4096).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ollama_default_ctx: Option<u64>,
+}
+
+/// What a model listing reports about one model (OpenRouter's fields).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelDetail {
+    /// Context window, tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_length: Option<u64>,
+    /// USD per input token, as the string OpenRouter sends (`"0.000003"`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_price: Option<String>,
+    /// USD per output token, as a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_price: Option<String>,
+}
+
+/// A model as an Ollama server describes it in `/api/show`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OllamaModel {
+    /// `general.architecture` (`llama`, `qwen2`, …).
+    pub architecture: String,
+    /// `<architecture>.context_length`: the longest context the model takes.
+    pub context_length: u64,
 }
 
 impl Script {
@@ -56,6 +96,48 @@ impl Script {
     /// Appends a rule.
     pub fn rule(mut self, rule: Rule) -> Self {
         self.rules.push(rule);
+        self
+    }
+
+    /// Lists `model` with a context length and per-token prices (OpenRouter style).
+    pub fn model_detail(
+        mut self,
+        model: impl Into<String>,
+        context_length: u64,
+        prompt_price: &str,
+        completion_price: &str,
+    ) -> Self {
+        self.model_details.insert(
+            model.into(),
+            ModelDetail {
+                context_length: Some(context_length),
+                prompt_price: Some(prompt_price.into()),
+                completion_price: Some(completion_price.into()),
+            },
+        );
+        self
+    }
+
+    /// Serves `model` as Ollama does, with this architecture and maximum context length.
+    pub fn ollama_model(
+        mut self,
+        model: impl Into<String>,
+        architecture: &str,
+        context_length: u64,
+    ) -> Self {
+        self.ollama_models.insert(
+            model.into(),
+            OllamaModel {
+                architecture: architecture.into(),
+                context_length,
+            },
+        );
+        self
+    }
+
+    /// The context Ollama runs models with unless told otherwise.
+    pub fn ollama_default_ctx(mut self, n: u64) -> Self {
+        self.ollama_default_ctx = Some(n);
         self
     }
 }
@@ -199,6 +281,15 @@ pub struct Turn {
     /// OpenAI: leave `index` out of tool-call fragments, as some compatible servers do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub omit_tool_call_index: bool,
+    /// Reasoning streamed before the answer: `reasoning_content` deltas (OpenAI-compatible, as
+    /// DeepSeek sends them, counted in `completion_tokens_details.reasoning_tokens`), a signed
+    /// `thinking` block (Anthropic, only when the request enables thinking), or `thinking`
+    /// (Ollama's native chat).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reasoning: String,
+    /// Anthropic: a `redacted_thinking` block with this data (only when thinking is enabled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redacted_thinking: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -284,6 +375,18 @@ impl Turn {
         self.omit_tool_call_index = true;
         self
     }
+
+    /// Streams `text` as reasoning before the answer.
+    pub fn reasoning(mut self, text: impl Into<String>) -> Self {
+        self.reasoning = text.into();
+        self
+    }
+
+    /// Adds an Anthropic `redacted_thinking` block.
+    pub fn redacted_thinking(mut self, data: impl Into<String>) -> Self {
+        self.redacted_thinking = Some(data.into());
+        self
+    }
 }
 
 /// A scripted tool call.
@@ -364,6 +467,20 @@ pub struct Fault {
     /// How many requests get the fault (default 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
+    /// OpenAI-compatible: after a 200 and the first chunk, an `error` chunk as OpenRouter sends it
+    /// (`{"error": {"code": …, "message": …}}`, `finish_reason: "error"`), then the stream ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_error: Option<StreamError>,
+}
+
+/// An error delivered inside a stream.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamError {
+    /// The numeric code (an HTTP status: 502, 429, 400…).
+    pub code: u16,
+    /// The message.
+    pub message: String,
 }
 
 impl Fault {
@@ -430,6 +547,17 @@ impl Fault {
     pub fn context_length() -> Self {
         Fault {
             context_length: true,
+            ..Fault::default()
+        }
+    }
+
+    /// An OpenRouter-style error chunk after a 200.
+    pub fn stream_error(code: u16, message: impl Into<String>) -> Self {
+        Fault {
+            stream_error: Some(StreamError {
+                code,
+                message: message.into(),
+            }),
             ..Fault::default()
         }
     }

@@ -84,6 +84,10 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route("/v1/chat/completions", post(openai_completions))
         .route("/v1/messages", post(anthropic_messages))
         .route("/v1/models", get(list_models))
+        .route("/api/version", get(ollama_version))
+        .route("/api/tags", get(ollama_tags))
+        .route("/api/show", post(ollama_show))
+        .route("/api/chat", post(ollama_chat))
         .route("/_requests", get(recorded))
         .layer(DefaultBodyLimit::max(256 * 1024 * 1024))
         .with_state(shared)
@@ -131,6 +135,7 @@ fn check_model(shared: &Shared, api: Api, model: &str) -> Option<Response> {
             format!("The model `{model}` does not exist or you do not have access to it.")
         }
         Api::Anthropic => format!("model: {model}"),
+        Api::Ollama => format!("model \"{model}\" not found, try pulling it first"),
     };
     Some(error_response(api, 404, &message))
 }
@@ -170,6 +175,138 @@ async fn anthropic_messages(
     handle(shared, Api::Anthropic, "/v1/messages", headers, body).await
 }
 
+async fn ollama_chat(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    if shared.script.ollama_models.is_empty() {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    handle(shared, Api::Ollama, "/api/chat", headers, body).await
+}
+
+fn ollama_not_found(shared: &Shared) -> Option<Response> {
+    shared
+        .script
+        .ollama_models
+        .is_empty()
+        .then(|| StatusCode::NOT_FOUND.into_response())
+}
+
+async fn ollama_version(State(shared): State<Arc<Shared>>) -> Response {
+    if let Some(r) = ollama_not_found(&shared) {
+        return r;
+    }
+    json_response(StatusCode::OK, serde_json::json!({"version": "0.12.6"}))
+}
+
+async fn ollama_tags(State(shared): State<Arc<Shared>>) -> Response {
+    if let Some(r) = ollama_not_found(&shared) {
+        return r;
+    }
+    let models: Vec<Value> = shared
+        .script
+        .ollama_models
+        .iter()
+        .map(|(name, m)| {
+            serde_json::json!({"name": name, "model": name, "size": 4_683_087_332u64,
+            "details": {"format": "gguf", "family": m.architecture}})
+        })
+        .collect();
+    json_response(StatusCode::OK, serde_json::json!({ "models": models }))
+}
+
+async fn ollama_show(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
+    if let Some(r) = ollama_not_found(&shared) {
+        return r;
+    }
+    let name = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.get("model")
+                .or_else(|| v.get("name"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_default();
+    match shared.script.ollama_models.get(&name) {
+        None => json_response(
+            StatusCode::NOT_FOUND,
+            serde_json::json!({"error": format!("model '{name}' not found")}),
+        ),
+        Some(m) => {
+            let mut info = serde_json::Map::new();
+            info.insert("general.architecture".into(), m.architecture.clone().into());
+            info.insert(
+                format!("{}.context_length", m.architecture),
+                m.context_length.into(),
+            );
+            info.insert(
+                format!("{}.embedding_length", m.architecture),
+                3584u64.into(),
+            );
+            json_response(
+                StatusCode::OK,
+                serde_json::json!({"modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
+                    "details": {"format": "gguf", "family": m.architecture},
+                    "model_info": info, "capabilities": ["completion", "tools"]}),
+            )
+        }
+    }
+}
+
+/// The context Ollama runs `model` with: `num_ctx` when the request sets it (capped at the
+/// model's length), else the server default. `None` when `model` is not an Ollama model.
+fn ollama_ctx(shared: &Shared, model: &str, num_ctx: Option<u64>) -> Option<u64> {
+    let m = shared.script.ollama_models.get(model)?;
+    let default = shared.script.ollama_default_ctx.unwrap_or(4096);
+    Some(num_ctx.unwrap_or(default).min(m.context_length))
+}
+
+/// The request as the model sees it: Ollama's models see only what fits in their context.
+fn as_served(shared: &Shared, api: Api, body: &Value) -> Result<Value, String> {
+    let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+    match api {
+        Api::Ollama => {
+            let mut converted = wire::ollama_to_openai(body)?;
+            let num_ctx = body.pointer("/options/num_ctx").and_then(Value::as_u64);
+            if let Some(ctx) = ollama_ctx(shared, model, num_ctx) {
+                crate::quirks::truncate_messages(&mut converted, ctx);
+            }
+            Ok(converted)
+        }
+        Api::Openai => {
+            let mut served = body.clone();
+            // The OpenAI-compatible path has no way to set the context: the default applies.
+            if let Some(ctx) = ollama_ctx(shared, model, None) {
+                crate::quirks::truncate_messages(&mut served, ctx);
+            }
+            Ok(served)
+        }
+        Api::Anthropic => Ok(body.clone()),
+    }
+}
+
+/// The 400 a real service answers for what this model does not take, before anything else.
+fn quirk_rejection(api: Api, body: &Value) -> Option<Response> {
+    match api {
+        Api::Openai => crate::quirks::openai_param_rejection(body)
+            .or_else(|| crate::quirks::deepseek_echo_rejection(body))
+            .map(|b| json_response(StatusCode::BAD_REQUEST, b)),
+        Api::Anthropic => crate::quirks::anthropic_thinking(body)
+            .and_then(|budget| {
+                if budget.is_some() {
+                    crate::quirks::anthropic_thinking_history(body)?;
+                }
+                Ok(())
+            })
+            .err()
+            .map(|m| error_response(api, 400, &m)),
+        Api::Ollama => None,
+    }
+}
+
 async fn handle(
     shared: Arc<Shared>,
     api: Api,
@@ -195,14 +332,24 @@ async fn handle(
     if api == Api::Anthropic && headers.get("anthropic-version").is_none() {
         return error_response(api, 400, "anthropic-version: header is required");
     }
-    let parsed = match api {
-        Api::Openai => wire::parse_openai(&body),
-        Api::Anthropic => wire::parse_anthropic(&body),
-    };
-    let view = match parsed {
+    if let Some(resp) = quirk_rejection(api, &body) {
+        return resp;
+    }
+    let served = match as_served(&shared, api, &body) {
         Ok(v) => v,
         Err(message) => return error_response(api, 400, &message),
     };
+    let parsed = match api {
+        Api::Openai | Api::Ollama => wire::parse_openai(&served),
+        Api::Anthropic => wire::parse_anthropic(&served),
+    };
+    let mut view = match parsed {
+        Ok(v) => v,
+        Err(message) => return error_response(api, 400, &message),
+    };
+    if api == Api::Anthropic {
+        view.thinking_budget = crate::quirks::anthropic_thinking(&body).ok().flatten();
+    }
     if let Some(resp) = check_model(&shared, api, &view.model) {
         return resp;
     }
@@ -274,10 +421,14 @@ async fn handle(
     if empty {
         fault = None;
     }
-    let body_bytes = stream_body(&shared, api, turn, &view, raw.len(), empty);
+    let body_bytes = stream_body(&shared, api, turn, &view, raw.len(), empty, fault.as_ref());
+    let content_type = match api {
+        Api::Ollama => "application/x-ndjson",
+        _ => "text/event-stream; charset=utf-8",
+    };
     let resp = Response::builder()
         .status(StatusCode::OK)
-        .header("content-type", "text/event-stream; charset=utf-8")
+        .header("content-type", content_type)
         .header("cache-control", "no-cache")
         .body(paced_body(body_bytes, turn, fault));
     match resp {
@@ -298,12 +449,13 @@ fn stream_body(
     view: &RequestView,
     request_bytes: usize,
     empty: bool,
+    fault: Option<&Fault>,
 ) -> (Vec<u8>, usize) {
     let (text, calls): (&str, Vec<OutCall>) = if empty {
         ("", Vec::new())
     } else {
         let prefix = match api {
-            Api::Openai => "call_mock",
+            Api::Openai | Api::Ollama => "call_mock",
             Api::Anthropic => "toolu_mock",
         };
         let calls = turn
@@ -335,12 +487,15 @@ fn stream_body(
         _ => "tool_calls".to_string(),
     };
     let message_id = match api {
-        Api::Openai => format!("chatcmpl-mock{:06}", shared.fresh_id()),
+        Api::Openai | Api::Ollama => format!("chatcmpl-mock{:06}", shared.fresh_id()),
         Api::Anthropic => format!("msg_mock{:06}", shared.fresh_id()),
     };
     let rendered = Rendered {
         turn,
         text,
+        reasoning: if empty { "" } else { turn.reasoning.as_str() },
+        thinking: view.thinking_budget.is_some(),
+        stream_error: fault.and_then(|f| f.stream_error.as_ref()),
         calls,
         usage,
         finish_reason,
@@ -351,6 +506,7 @@ fn stream_body(
     match api {
         Api::Openai => wire::openai_stream(&rendered),
         Api::Anthropic => wire::anthropic_stream(&rendered),
+        Api::Ollama => wire::ollama_stream(&rendered),
     }
 }
 
@@ -429,7 +585,7 @@ async fn list_models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> R
     }
     json_response(
         StatusCode::OK,
-        wire::models_body(api, &shared.script.models),
+        wire::models_body(api, &shared.script.models, &shared.script.model_details),
     )
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::script::{ScriptUsage, Turn};
+use crate::script::{ScriptUsage, StreamError, Turn};
 
 /// Which API a request came in on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,6 +13,8 @@ pub enum Api {
     Openai,
     /// `POST /v1/messages`.
     Anthropic,
+    /// Ollama's native `POST /api/chat` (newline-delimited JSON).
+    Ollama,
 }
 
 impl Api {
@@ -20,6 +22,7 @@ impl Api {
         match self {
             Api::Openai => "openai",
             Api::Anthropic => "anthropic",
+            Api::Ollama => "ollama",
         }
     }
 }
@@ -36,6 +39,8 @@ pub struct RequestView {
     pub assistant_count: usize,
     /// OpenAI: `stream_options.include_usage`.
     pub include_usage: bool,
+    /// Anthropic: thinking is enabled (with this budget).
+    pub thinking_budget: Option<u64>,
 }
 
 /// A provider-shaped error body.
@@ -64,6 +69,7 @@ pub fn error_body(api: Api, status: u16, message: &str) -> Value {
             };
             json!({"type": "error", "error": {"type": kind, "message": message}})
         }
+        Api::Ollama => json!({ "error": message }),
     }
 }
 
@@ -80,6 +86,7 @@ pub fn context_length_body(api: Api) -> Value {
             "type": "invalid_request_error",
             "message": "prompt is too long: 210000 tokens > 200000 maximum"
         }}),
+        Api::Ollama => json!({"error": "the input length exceeds the context length"}),
     }
 }
 
@@ -390,6 +397,8 @@ pub fn parse_anthropic(body: &Value) -> Result<RequestView, String> {
                     }
                     turn_text.push_str(t);
                 }
+                // Signatures and placement are checked in `quirks` when thinking is on.
+                ("assistant", "thinking") | ("assistant", "redacted_thinking") => {}
                 ("assistant", "tool_use") => {
                     uses_tools_in_history = true;
                     let id = b.get("id").and_then(Value::as_str).ok_or_else(|| {
@@ -510,6 +519,12 @@ pub struct OutCall {
 pub struct Rendered<'a> {
     pub turn: &'a Turn,
     pub text: &'a str,
+    /// Reasoning to stream first (empty: none).
+    pub reasoning: &'a str,
+    /// Anthropic: thinking is enabled, so reasoning goes out as signed thinking blocks.
+    pub thinking: bool,
+    /// OpenAI-compatible: an error chunk after the first event, ending the stream.
+    pub stream_error: Option<&'a StreamError>,
     pub calls: Vec<OutCall>,
     pub usage: ScriptUsage,
     pub finish_reason: String,
@@ -591,6 +606,12 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
             Value::Null,
         ));
     }
+    for p in pieces(r.reasoning, FRAGMENT) {
+        events.push(choice(
+            json!({"content": null, "reasoning_content": p}),
+            Value::Null,
+        ));
+    }
     for p in pieces(r.text, FRAGMENT) {
         events.push(choice(json!({"content": p}), Value::Null));
     }
@@ -637,8 +658,25 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
         data_line(&mut out, None, &openai_chunk(r, c));
         if i == 0 {
             first_end = out.len();
+            if let Some(e) = r.stream_error {
+                // OpenRouter: the error as a chunk of its own, `finish_reason: "error"`, then the
+                // connection ends without `[DONE]`.
+                let mut chunk = openai_chunk(
+                    r,
+                    json!({"index": 0, "delta": {"content": ""}, "finish_reason": "error"}),
+                );
+                if let Some(o) = chunk.as_object_mut() {
+                    o.insert(
+                        "error".into(),
+                        json!({"code": e.code, "message": e.message}),
+                    );
+                }
+                data_line(&mut out, None, &chunk);
+                return (out, first_end);
+            }
         }
     }
+    let reasoning_tokens = crate::quirks::tokens_of(r.reasoning.len());
     if r.include_usage {
         let mut last = json!({
             "id": r.message_id,
@@ -649,8 +687,9 @@ pub fn openai_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
             "choices": [],
             "usage": r.turn.openai_usage.clone().unwrap_or_else(|| json!({
                 "prompt_tokens": r.usage.input_tokens,
-                "completion_tokens": r.usage.output_tokens,
-                "total_tokens": r.usage.input_tokens + r.usage.output_tokens,
+                "completion_tokens": r.usage.output_tokens + reasoning_tokens,
+                "total_tokens": r.usage.input_tokens + r.usage.output_tokens + reasoning_tokens,
+                "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
             }))
         });
         if let Some(o) = last.as_object_mut() {
@@ -693,6 +732,48 @@ pub fn anthropic_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
             data_line(out, Some("ping"), &json!({"type": "ping"}));
         }
     };
+    let mut thinking_tokens = 0;
+    if r.thinking && !r.reasoning.is_empty() {
+        thinking_tokens = crate::quirks::tokens_of(r.reasoning.len());
+        data_line(
+            &mut out,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        );
+        ping(&mut out);
+        for p in pieces(r.reasoning, FRAGMENT) {
+            data_line(
+                &mut out,
+                Some("content_block_delta"),
+                &json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}}),
+            );
+        }
+        let signature = crate::quirks::signature_for(r.reasoning);
+        data_line(
+            &mut out,
+            Some("content_block_delta"),
+            &json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": signature}}),
+        );
+        data_line(
+            &mut out,
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    }
+    if let (true, Some(data)) = (r.thinking, r.turn.redacted_thinking.as_deref()) {
+        data_line(
+            &mut out,
+            Some("content_block_start"),
+            &json!({"type": "content_block_start", "index": index, "content_block": {"type": "redacted_thinking", "data": data}}),
+        );
+        data_line(
+            &mut out,
+            Some("content_block_stop"),
+            &json!({"type": "content_block_stop", "index": index}),
+        );
+        index += 1;
+    }
     if !r.text.is_empty() {
         data_line(
             &mut out,
@@ -745,7 +826,7 @@ pub fn anthropic_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
         Some("message_delta"),
         &json!({"type": "message_delta",
                 "delta": {"stop_reason": anthropic_stop_reason(&r.finish_reason), "stop_sequence": null},
-                "usage": {"output_tokens": r.usage.output_tokens}}),
+                "usage": {"output_tokens": r.usage.output_tokens + thinking_tokens}}),
     );
     data_line(
         &mut out,
@@ -755,12 +836,28 @@ pub fn anthropic_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
     (out, first_end)
 }
 
-/// The model list in the shape of `api`.
-pub fn models_body(api: Api, models: &[String]) -> Value {
+/// The model list in the shape of `api`; OpenAI-style entries carry OpenRouter's
+/// `context_length` and `pricing` where the script gives them.
+pub fn models_body(
+    api: Api,
+    models: &[String],
+    details: &std::collections::BTreeMap<String, crate::ModelDetail>,
+) -> Value {
     match api {
-        Api::Openai => json!({
+        Api::Openai | Api::Ollama => json!({
             "object": "list",
-            "data": models.iter().map(|m| json!({"id": m, "object": "model", "created": 1_700_000_000u64, "owned_by": "canopy-mock"})).collect::<Vec<_>>(),
+            "data": models.iter().map(|m| {
+                let mut entry = json!({"id": m, "object": "model", "created": 1_700_000_000u64, "owned_by": "canopy-mock"});
+                if let (Some(d), Some(o)) = (details.get(m), entry.as_object_mut()) {
+                    if let Some(n) = d.context_length {
+                        o.insert("context_length".into(), n.into());
+                    }
+                    if d.prompt_price.is_some() || d.completion_price.is_some() {
+                        o.insert("pricing".into(), json!({"prompt": d.prompt_price, "completion": d.completion_price}));
+                    }
+                }
+                entry
+            }).collect::<Vec<_>>(),
         }),
         Api::Anthropic => {
             let data: Vec<Value> = models
@@ -785,4 +882,126 @@ pub fn models_body(api: Api, models: &[String]) -> Value {
             Value::Object(body)
         }
     }
+}
+
+/// The native chat stream of a turn, as Ollama sends it: one JSON object per line, `thinking` and
+/// `content` pieces, tool calls whole (arguments as an object), and a final `done` line with
+/// `prompt_eval_count` / `eval_count`. Returns the body and where the first line ends.
+pub fn ollama_stream(r: &Rendered<'_>) -> (Vec<u8>, usize) {
+    let mut out = Vec::new();
+    let mut first_end = 0;
+    let mut line = |out: &mut Vec<u8>, v: Value| {
+        out.extend_from_slice(v.to_string().as_bytes());
+        out.push(b'\n');
+        if first_end == 0 {
+            first_end = out.len();
+        }
+    };
+    let at = "2025-01-01T00:00:00.000000Z";
+    line(
+        &mut out,
+        json!({"model": r.model, "created_at": at, "message": {"role": "assistant", "content": ""}, "done": false}),
+    );
+    for p in pieces(r.reasoning, FRAGMENT) {
+        line(
+            &mut out,
+            json!({"model": r.model, "created_at": at, "message": {"role": "assistant", "content": "", "thinking": p}, "done": false}),
+        );
+    }
+    for p in pieces(r.text, FRAGMENT) {
+        line(
+            &mut out,
+            json!({"model": r.model, "created_at": at, "message": {"role": "assistant", "content": p}, "done": false}),
+        );
+    }
+    if !r.calls.is_empty() {
+        let calls: Vec<Value> = r
+            .calls
+            .iter()
+            .map(|c| {
+                let args: Value =
+                    serde_json::from_str(&c.arguments).unwrap_or(Value::Object(Map::new()));
+                json!({"function": {"name": c.name, "arguments": args}})
+            })
+            .collect();
+        line(
+            &mut out,
+            json!({"model": r.model, "created_at": at, "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false}),
+        );
+    }
+    let reason = if r.finish_reason == "length" {
+        "length"
+    } else {
+        "stop"
+    };
+    line(
+        &mut out,
+        json!({"model": r.model, "created_at": at, "message": {"role": "assistant", "content": ""},
+               "done": true, "done_reason": reason, "total_duration": 1_000_000u64,
+               "prompt_eval_count": r.usage.input_tokens,
+               "eval_count": r.usage.output_tokens + crate::quirks::tokens_of(r.reasoning.len())}),
+    );
+    (out, first_end)
+}
+
+/// An Ollama native chat request as the equivalent Chat Completions request, for validation and
+/// rule matching: tool calls get ids (the native API has none) and tool messages answer them in
+/// order; arguments must be objects, as Ollama requires.
+pub fn ollama_to_openai(body: &Value) -> Result<Value, String> {
+    let obj = body
+        .as_object()
+        .ok_or("request body must be a JSON object")?;
+    let messages = obj
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("messages is required")?;
+    let mut out = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    let mut n = 0usize;
+    for (i, m) in messages.iter().enumerate() {
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+        let content = m.get("content").and_then(Value::as_str).unwrap_or("");
+        match role {
+            "system" | "user" => out.push(json!({"role": role, "content": content})),
+            "assistant" => {
+                let mut msg = json!({"role": "assistant", "content": content});
+                if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
+                    let mut converted = Vec::new();
+                    for c in calls {
+                        let args = c.pointer("/function/arguments").unwrap_or(&Value::Null);
+                        if !args.is_object() {
+                            return Err(format!("json: cannot unmarshal {} into Go struct field ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments (messages[{i}])", if args.is_string() { "string" } else { "value" }));
+                        }
+                        n += 1;
+                        let id = format!("ollama_call_{n}");
+                        pending.push(id.clone());
+                        converted.push(json!({"id": id, "type": "function", "function": {
+                            "name": c.pointer("/function/name").cloned().unwrap_or(Value::Null),
+                            "arguments": args.to_string()}}));
+                    }
+                    if let (false, Some(o)) = (converted.is_empty(), msg.as_object_mut()) {
+                        o.insert("tool_calls".into(), Value::Array(converted));
+                    }
+                }
+                out.push(msg);
+            }
+            "tool" => {
+                if pending.is_empty() {
+                    return Err(format!("messages[{i}]: a tool message must follow an assistant message with tool calls"));
+                }
+                let id = pending.remove(0);
+                out.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+            }
+            other => return Err(format!("messages[{i}]: invalid role {other:?}")),
+        }
+    }
+    let mut converted = json!({
+        "model": obj.get("model").cloned().unwrap_or(Value::Null),
+        "messages": out,
+        "stream": obj.get("stream").and_then(Value::as_bool).unwrap_or(true),
+    });
+    if let (Some(tools), Some(o)) = (obj.get("tools"), converted.as_object_mut()) {
+        o.insert("tools".into(), tools.clone());
+    }
+    Ok(converted)
 }
