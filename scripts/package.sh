@@ -19,9 +19,8 @@ say() { printf 'package: %s\n' "$*" >&2; }
 # System packages, the UI's and the root's npm packages (the Tauri CLI).
 scripts/setup.sh --app >&2
 
-# One version for the crates, the binary and the packages: [workspace.package] in Cargo.toml (tauri.conf.json
-# has none, so Tauri takes it from there).
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)
+# The packages' version (tauri.conf.json; a test in src-tauri/src/lib.rs keeps it equal to Cargo.toml's).
+version=$(node -p 'require("./tauri.conf.json").version')
 bundle="$TARGET_DIR/release/bundle"
 # Packages of this version from an earlier build would otherwise be reported as this build's.
 rm -f "$bundle"/deb/*.deb "$bundle"/rpm/*.rpm
