@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of Canopy: formatting, clippy, the Rust tests (with a private, unlocked
 # gnome-keyring so keychain tests hit the real Secret Service), the UI's type check, lint, unit tests
-# and build, and the end-to-end tests of the real app in real WebKit under Xvfb. Sets itself up first.
+# and build, the end-to-end tests of the real app in real WebKit under Xvfb, and the installed .deb
+# (scripts/test-package.sh). Sets itself up first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -43,5 +44,9 @@ if [ -x scripts/e2e-webdriver.sh ]; then
   step "End-to-end: the real app in WebKit (tauri-driver + WebKitWebDriver under Xvfb)"
   scripts/e2e-webdriver.sh
 fi
+
+# Last, as it is the slowest: a release build (a few minutes) of the packages a person downloads.
+step "The installed app: build the .deb/.rpm, install the .deb, test it under Xvfb, remove it"
+scripts/test-package.sh
 
 step "all tests passed"

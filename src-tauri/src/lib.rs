@@ -249,14 +249,20 @@ mod tests {
     fn version_and_help_answer_without_starting_the_app() {
         let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let version = format!("canopy {}", env!("CARGO_PKG_VERSION"));
-        assert_eq!(super::cli_answer(&args(&["canopy", "--version"])), Some(version.clone()));
+        assert_eq!(
+            super::cli_answer(&args(&["canopy", "--version"])),
+            Some(version.clone())
+        );
         assert_eq!(super::cli_answer(&args(&["canopy", "-V"])), Some(version));
         let help = super::cli_answer(&args(&["canopy", "--help"])).unwrap();
         assert!(help.contains("Usage: canopy [FOLDER]"), "{help}");
         assert_eq!(super::cli_answer(&args(&["canopy"])), None);
         assert_eq!(super::cli_answer(&args(&["canopy", "/some/project"])), None);
         // Flags the app does not know (e.g. ones a desktop environment adds) still start it.
-        assert_eq!(super::cli_answer(&args(&["canopy", "--unknown", "proj"])), None);
+        assert_eq!(
+            super::cli_answer(&args(&["canopy", "--unknown", "proj"])),
+            None
+        );
     }
 
     /// The packages and the release workflow (tauri-action) take the version from tauri.conf.json,
