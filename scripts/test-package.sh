@@ -5,8 +5,8 @@
 # hicolor theme asks for, each the size its folder says), the binary's linked libraries (all found,
 # each from a package the .deb depends on) and `canopy --version`; starts the *installed*
 # /usr/bin/canopy under Xvfb on a folder through WebDriver (tests/package/installed-app.test.mjs: the
-# folder opens, WM_CLASS, About, a second launch, a run); then removes and purges the package and checks
-# that the person's settings, traces and recent projects are untouched.
+# folder opens, WM_CLASS, About, a second launch, a run); then upgrades, removes and purges the package
+# and checks that the person's settings, traces and recent projects are untouched throughout.
 #
 #   scripts/test-package.sh                          build the packages, then test the .deb
 #   CANOPY_DEB=/abs/path/Canopy_….deb scripts/test-package.sh   test an already built .deb
@@ -131,7 +131,9 @@ ldd /usr/bin/canopy >"$LOGS/ldd.txt"
 closure=$(apt-cache depends --recurse --installed --no-recommends --no-suggests --no-conflicts --no-breaks \
     --no-replaces --no-enhances "$pkg" 2>/dev/null | grep -E '^[a-z0-9]' | sed 's/:.*//' | sort -u)
 for lib in $(objdump -p /usr/bin/canopy | awk '/NEEDED/ {print $2}'); do
-    resolved=$(awk -v l="$lib" '$1 == l && $3 ~ /^\// {print $3}' "$LOGS/ldd.txt")
+    # `libx.so => /path (addr)`, or for the dynamic loader `/lib64/ld-linux-x86-64.so.2 (addr)`.
+    resolved=$(awk -v l="$lib" '$1 == l && $3 ~ /^\// {print $3; exit}
+        substr($1, length($1) - length(l)) == "/" l {print $1; exit}' "$LOGS/ldd.txt")
     [ -n "$resolved" ] || fail "$lib is not resolved"
     owner=$(dpkg -S "$(readlink -f "$resolved")" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
     [ -n "$owner" ] || owner=$(dpkg -S "$resolved" 2>/dev/null | head -n 1 | cut -d: -f1 || true)
@@ -195,6 +197,16 @@ find "$data_dir/traces" -name '*.jsonl' | grep -q . || fail "no trace under $dat
 # Everything the app left in the person's folders, for whoever reads the README's list of them.
 (cd "$SCRATCH" && find home xdg-config xdg-data xdg-cache -maxdepth 3 | sort) >"$LOGS/user-files.txt"
 (cd "$SCRATCH" && find xdg-config xdg-data -type f -print0 | sort -z | xargs -0 sha256sum) >"$SCRATCH/before.sha256"
+# An upgrade: the same files repacked as a higher version, installed over this one through dpkg's
+# upgrade path (the old package's prerm/postrm run as for any upgrade).
+dpkg-deb -R "$deb" "$SCRATCH/repack"
+sed -i "s/^Version: .*/Version: ${version}+upgrade1/" "$SCRATCH/repack/DEBIAN/control"
+dpkg-deb --root-owner-group -b "$SCRATCH/repack" "$SCRATCH/upgrade.deb" >/dev/null
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$SCRATCH/upgrade.deb" >"$LOGS/apt-upgrade.log" 2>&1 ||
+    fail "upgrading to ${version}+upgrade1 failed: $(tail -n 20 "$LOGS/apt-upgrade.log")"
+[ "$(dpkg-query -W -f '${Version}' "$pkg")" = "${version}+upgrade1" ] || fail "the upgrade did not replace $version"
+(cd "$SCRATCH" && sha256sum --quiet -c before.sha256) || fail "upgrading the package changed the person's files"
+ok "upgraded $pkg to ${version}+upgrade1; the person's files are untouched"
 DEBIAN_FRONTEND=noninteractive $sudo apt-get purge -y -qq "$pkg" >"$LOGS/apt-purge.log" 2>&1 ||
     fail "apt-get purge $pkg failed: $(tail -n 20 "$LOGS/apt-purge.log")"
 installed=false

@@ -45,7 +45,7 @@ test('the installed app opens the folder it was started on', async () => {
   await screenshot(browser, cfg, 'installed-opened');
 });
 
-test('its window carries the WM_CLASS the desktop entry names, so it groups under the launcher', () => {
+test('its window carries the WM_CLASS the desktop entry names, so it groups under the launcher', (t) => {
   // xwininfo prints each window as `0x… "title": ("instance" "Class")  WxH+X+Y`.
   const tree = execFileSync('xwininfo', ['-root', '-tree'], { encoding: 'utf8' });
   const windows = [...tree.matchAll(/^\s*0x[0-9a-f]+ "([^"]*)": \("([^"]*)" "([^"]*)"\)\s+(\d+)x(\d+)/gm)].map((m) => ({
@@ -58,6 +58,7 @@ test('its window carries the WM_CLASS the desktop entry names, so it groups unde
   assert.ok(main.length > 0, `no Canopy window among: ${JSON.stringify(windows)}`);
   const wanted = process.env.CANOPY_EXPECT_WM_CLASS;
   for (const w of main) {
+    t.diagnostic(`window "${w.title}": WM_CLASS ("${w.instance}", "${w.klass}")`);
     assert.ok(w.instance === wanted || w.klass === wanted, `window "${w.title}" has WM_CLASS ("${w.instance}", "${w.klass}"); the desktop entry says StartupWMClass=${wanted}`);
   }
 });
