@@ -188,7 +188,7 @@ set -e
 stop_session "$RUN_SID"
 RUN_SID=""
 [ "$rc" -eq 0 ] || fail "the installed app's WebDriver test failed (exit $rc); screenshots in $SHOTS, logs in $LOGS"
-ok "the installed app opened the folder, grouped under its launcher, showed its version, took a second launch's folder, ran a prompt"
+ok "the installed app opened the folder, grouped under its launcher, showed its version, took a second launch's folder, ran a prompt, started on the Start screen from the menu"
 
 # --- Remove: the person's files stay -----------------------------------------------------------------
 # What the person has after using the app: settings, the recent-projects list and the run's trace.

@@ -1,7 +1,8 @@
 // The installed app, as a person meets it: /usr/bin/canopy from the .deb, started on a folder (as the
 // desktop entry's `canopy %F` does), its window grouped under the launcher (WM_CLASS = StartupWMClass),
 // About showing the package's version, a second `canopy FOLDER` handing its folder to the running
-// window, a prompt run against a model set in the settings file, and a quit. Run by
+// window, a prompt run against a model set in the settings file, a quit, and a start from the menu
+// (no folder) showing the Start screen. Run by
 // scripts/test-package.sh, which installs the package first and provides, as environment:
 //   CANOPY_INSTALLED_APP     the installed binary (/usr/bin/canopy)
 //   CANOPY_EXPECT_VERSION    the package's version
@@ -109,4 +110,21 @@ test('a prompt runs against the model set in the settings file, and its trace la
   const traces = path.join(process.env.XDG_DATA_HOME, 'canopy', 'traces');
   const files = fs.existsSync(traces) ? fs.readdirSync(traces, { recursive: true }).filter((f) => String(f).endsWith('.jsonl')) : [];
   assert.ok(files.length > 0, `no trace under ${traces} (the XDG data folder)`);
+});
+
+test('started from the menu (no folder), it shows the Start screen with both folders to reopen', async () => {
+  await app.close('installed-before-menu-launch');
+  app = await launch(cfg, null);
+  const { browser } = app;
+  await byTestId(browser, 'start-view');
+  const roots = await waitFor(browser, 'both projects in the recent list', async () => {
+    const paths = await browser.execute(() =>
+      Array.from(document.querySelectorAll('[data-testid="recent-project"]')).map((r) => r.getAttribute('data-path')),
+    );
+    return paths.length >= 2 ? paths : false;
+  });
+  for (const p of [projectA, projectB]) assert.ok(roots.includes(fs.realpathSync(p)), `${p} is not among the recent projects: ${JSON.stringify(roots)}`);
+  // A model is set (the settings file): no first-run prompt to connect one.
+  assert.equal(await (await browser.$('[data-testid="needs-setup"]')).isExisting(), false, 'the header says no model is configured');
+  await screenshot(browser, cfg, 'installed-start-screen');
 });
