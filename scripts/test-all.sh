@@ -13,7 +13,8 @@ step "set-up"
 scripts/setup.sh
 
 # A full run writes about 7 GiB under target/ (1.6 of it the release build of the packages). When the
-# disk cannot hold that, say so here rather than leave it to a rustc "No space left on device" halfway through clippy.
+# disk cannot hold that, say so here rather than leave it to a rustc "No space left on device" halfway
+# through clippy.
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 mkdir -p "$target_dir"
 free_kib=$(df -Pk "$target_dir" | awk 'NR==2 {print $4}')
