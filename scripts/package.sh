@@ -22,7 +22,7 @@ scripts/setup.sh --app >&2
 # The packages' version (tauri.conf.json; a test in src-tauri/src/lib.rs keeps it equal to Cargo.toml's).
 version=$(node -p 'require("./tauri.conf.json").version')
 bundle="$TARGET_DIR/release/bundle"
-# Packages of this version from an earlier build would otherwise be reported as this build's.
+# Packages left by an earlier build (any version) would otherwise be reported as this build's.
 rm -f "$bundle"/deb/*.deb "$bundle"/rpm/*.rpm
 
 say "building Canopy $version (release) and bundling deb, rpm"
