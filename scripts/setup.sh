@@ -13,7 +13,7 @@ app_only=false
 packages=(
   libwebkit2gtk-4.1-dev build-essential libssl-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   libdbus-1-dev pkg-config file xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-1-0
-  libsecret-tools keyutils imagemagick curl desktop-file-utils x11-utils
+  libsecret-tools keyutils imagemagick curl desktop-file-utils x11-utils rpm
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,13 +3,14 @@
 # apt-get (so its declared dependencies are checked), checks the installed desktop entry
 # (desktop-file-validate, `canopy %F`, offered for folders, StartupWMClass), the icons (every size the
 # hicolor theme asks for, each the size its folder says), the binary's linked libraries (all found,
-# each from a package the .deb depends on) and `canopy --version`; starts the *installed*
-# /usr/bin/canopy under Xvfb on a folder through WebDriver (tests/package/installed-app.test.mjs: the
-# folder opens, WM_CLASS, About, a second launch, a run); then upgrades, removes and purges the package
-# and checks that the person's settings, traces and recent projects are untouched throughout.
+# each from a package the .deb depends on) and `canopy --version`; compares the .rpm's files with
+# those; starts the *installed* /usr/bin/canopy under Xvfb on a folder through WebDriver
+# (tests/package/installed-app.test.mjs: the folder opens, WM_CLASS, About, a second launch, a run,
+# the Start screen); then upgrades, removes and purges the package and checks that the person's
+# settings, traces and recent projects are untouched throughout.
 #
 #   scripts/test-package.sh                          build the packages, then test the .deb
-#   CANOPY_DEB=/abs/path/Canopy_….deb scripts/test-package.sh   test an already built .deb
+#   CANOPY_DEB=/abs/Canopy_….deb [CANOPY_RPM=/abs/Canopy-….rpm] scripts/test-package.sh   already built ones
 #
 # Needs root or sudo (apt-get). Leaves the machine as it found it, also when a step fails: the package
 # is removed again and every process started here is stopped. Refuses to run when the package is
@@ -43,9 +44,12 @@ rm -f "$SHOTS"/*.png
 
 if [ -n "${CANOPY_DEB:-}" ]; then
     deb=$CANOPY_DEB
+    rpm_file=${CANOPY_RPM:-}
 else
     say "building the packages (release)"
-    deb=$(scripts/package.sh | grep '\.deb$')
+    built=$(scripts/package.sh)
+    deb=$(printf '%s\n' "$built" | grep '\.deb$')
+    rpm_file=$(printf '%s\n' "$built" | grep '\.rpm$')
 fi
 [ -f "$deb" ] || fail "no .deb at '$deb'"
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
@@ -141,6 +145,35 @@ for lib in $(objdump -p /usr/bin/canopy | awk '/NEEDED/ {print $2}'); do
     printf '%s\n' "$closure" | grep -qx "$owner" || fail "$lib comes from $owner, which $pkg does not depend on (Depends: $(dpkg-deb -f "$deb" Depends))"
 done
 ok "linked libraries: all found, all from $pkg's dependencies ($(dpkg-deb -f "$deb" Depends))"
+
+# --- The .rpm carries the same app ------------------------------------------------------------------
+# It cannot be installed here (no rpm-based system); it must at least hold exactly the files just
+# checked and require the libraries the .deb depends on. The binaries differ only in the marker
+# Tauri's bundler writes into each (`__TAURI_BUNDLE_TYPE_VAR_DEB` / `_RPM`, three bytes).
+if [ -n "$rpm_file" ]; then
+    mkdir "$SCRATCH/rpm-root"
+    rpm2archive - <"$rpm_file" | tar -xz -C "$SCRATCH/rpm-root"
+    deb_files=$(dpkg -L "$pkg" | while read -r f; do if [ -f "$f" ] && [ ! -L "$f" ]; then echo "$f"; fi; done | sort)
+    rpm_files=$(cd "$SCRATCH/rpm-root" && find . -type f | sed 's|^\.||' | sort)
+    [ "$deb_files" = "$rpm_files" ] || fail "the .rpm's files differ from the .deb's: $(diff <(echo "$deb_files") <(echo "$rpm_files"))"
+    for f in $deb_files; do
+        if [ "$f" = /usr/bin/canopy ]; then
+            # cmp exits 1 when the files differ, which they do.
+            differ=$(cmp -l "$f" "$SCRATCH/rpm-root$f" | wc -l || true)
+            [ "$differ" -eq 3 ] && grep -q __TAURI_BUNDLE_TYPE_VAR_RPM "$SCRATCH/rpm-root$f" ||
+                fail "the .rpm's /usr/bin/canopy differs from the .deb's in $differ bytes, not just the bundle-type marker"
+        else
+            cmp -s "$f" "$SCRATCH/rpm-root$f" || fail "the .rpm's $f differs from the .deb's"
+        fi
+    done
+    requires=$(rpm -qpR "$rpm_file")
+    for lib in libwebkit2gtk-4.1.so.0 libgtk-3.so.0; do
+        printf '%s\n' "$requires" | grep -q "^$lib" || fail "the .rpm does not require $lib (Requires: $requires)"
+    done
+    ok "the .rpm holds the same $(echo "$deb_files" | wc -l) files and requires WebKitGTK 4.1 and GTK 3"
+else
+    say "no .rpm given (CANOPY_RPM): its contents are not compared"
+fi
 
 # --- The installed app under Xvfb, through WebDriver -----------------------------------------------
 say "building canopy-mock-llm (the scripted model server)"
