@@ -36,6 +36,21 @@ before(async () => {
 });
 after(async () => app?.close('installed-end'));
 
+/** Waits until the session bus does (`present`) or does not list `name`. */
+async function waitForBusName(name, present, timeoutMs = 10000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const names = execFileSync(
+      'dbus-send',
+      ['--session', '--print-reply', '--dest=org.freedesktop.DBus', '/org/freedesktop/DBus', 'org.freedesktop.DBus.ListNames'],
+      { encoding: 'utf8' },
+    );
+    if (names.includes(`"${name}`) === present) return;
+    if (Date.now() > deadline) throw new Error(`the session bus ${present ? 'never listed' : 'still lists'} ${name} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 const headerName = async (browser) => textOf(await byTestId(browser, 'project-name'));
 
 test('the installed app opens the folder it was started on', async () => {
@@ -95,6 +110,8 @@ test('a second `canopy FOLDER` hands its folder to the running window and exits'
     state: () => headerName(browser),
   });
   assert.ok(app.appAlive(), 'the first app process is gone');
+  // What the second launch found: the first window's single-instance name on the session bus.
+  await waitForBusName('dev.canopy.app.SingleInstance', true);
   await screenshot(browser, cfg, 'installed-second-launch');
 });
 
@@ -114,6 +131,9 @@ test('a prompt runs against the model set in the settings file, and its trace la
 
 test('started from the menu (no folder), it shows the Start screen with both folders to reopen', async () => {
   await app.close('installed-before-menu-launch');
+  // The bus may still list the closed app's single-instance name for a moment after its process is
+  // gone; a launch then forwards to it and fails ("NoReply"). A person is not that fast.
+  await waitForBusName('dev.canopy.app.SingleInstance', false);
   app = await launch(cfg, null);
   const { browser } = app;
   await byTestId(browser, 'start-view');
