@@ -13,7 +13,7 @@ app_only=false
 packages=(
   libwebkit2gtk-4.1-dev build-essential libssl-dev libayatana-appindicator3-dev librsvg2-dev libxdo-dev
   libdbus-1-dev pkg-config file xvfb xauth webkit2gtk-driver dbus dbus-x11 gnome-keyring libsecret-1-0
-  libsecret-tools keyutils imagemagick curl bubblewrap
+  libsecret-tools keyutils imagemagick curl bubblewrap desktop-file-utils x11-utils rpm
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -56,11 +56,12 @@ npm_install() {
   cp "$dir/package-lock.json" "$stamp"
 }
 npm_install ui
+# The Tauri CLI (root package.json), which scripts/package.sh builds the packages with.
+npm_install .
 if $app_only; then
   echo "setup: ok"
   exit 0
 fi
-npm_install .
 npm_install tests/webdriver
 
 if ! command -v tauri-driver >/dev/null 2>&1; then

@@ -107,6 +107,23 @@ pub fn setup<R: Runtime>(builder: tauri::Builder<R>, state: AppState) -> tauri::
 /// How long closing the window waits for cancelled runs to finish their traces.
 pub const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// What `canopy --version` prints: the name and the version the package was built as.
+pub const VERSION_LINE: &str = concat!("canopy ", env!("CARGO_PKG_VERSION"));
+
+/// The answer to `canopy --version` / `--help` (printed without starting the app), or `None` to start.
+pub fn cli_answer(args: &[String]) -> Option<String> {
+    let flag = args.iter().skip(1).find(|a| a.starts_with('-'))?;
+    match flag.as_str() {
+        "--version" | "-V" => Some(VERSION_LINE.to_string()),
+        "--help" | "-h" => Some(format!(
+            "{VERSION_LINE}\nUsage: canopy [FOLDER]\n\nOpens the Canopy window; FOLDER (if given) is opened as the project. \
+             With Canopy already open, the folder opens in that window instead.\n\
+             \n  -V, --version  print the version and exit\n  -h, --help     print this help and exit"
+        )),
+        _ => None,
+    }
+}
+
 /// The folder given on the command line (`canopy [FOLDER]`), ignoring flags.
 fn folder_argument(args: &[String]) -> Option<&str> {
     args.iter()
@@ -221,10 +238,40 @@ mod tests {
                 // The page closes its own window after asking (closing with a run going or unsaved
                 // settings); `close` raises the same close request as the title bar.
                 "core:window:allow-destroy",
-                "core:window:allow-close"
+                "core:window:allow-close",
+                // About shows the version the package was built as.
+                "core:app:allow-version"
             ],
             "no fs or shell access"
         );
+    }
+
+    #[test]
+    fn version_and_help_answer_without_starting_the_app() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let version = format!("canopy {}", env!("CARGO_PKG_VERSION"));
+        assert_eq!(
+            super::cli_answer(&args(&["canopy", "--version"])),
+            Some(version.clone())
+        );
+        assert_eq!(super::cli_answer(&args(&["canopy", "-V"])), Some(version));
+        let help = super::cli_answer(&args(&["canopy", "--help"])).unwrap();
+        assert!(help.contains("Usage: canopy [FOLDER]"), "{help}");
+        assert_eq!(super::cli_answer(&args(&["canopy"])), None);
+        assert_eq!(super::cli_answer(&args(&["canopy", "/some/project"])), None);
+        // Flags the app does not know (e.g. ones a desktop environment adds) still start it.
+        assert_eq!(
+            super::cli_answer(&args(&["canopy", "--unknown", "proj"])),
+            None
+        );
+    }
+
+    /// The packages and the release workflow (tauri-action) take the version from tauri.conf.json,
+    /// `canopy --version` and About from Cargo.toml: a release must not carry two.
+    #[test]
+    fn the_package_version_is_the_crate_version() {
+        let conf: serde_json::Value = serde_json::from_str(&source("tauri.conf.json")).unwrap();
+        assert_eq!(conf["version"], env!("CARGO_PKG_VERSION"));
     }
 
     #[test]

@@ -108,6 +108,8 @@ export interface Backend {
   onCloseRequested(handler: () => boolean): Promise<() => void>;
   /** Closes the window now, without another close request (the app exits with it). */
   closeWindow(): Promise<void>;
+  /** The app's version (the one `canopy --version` prints and the package carries), for About. */
+  appVersion(): Promise<string>;
 }
 
 async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
@@ -181,6 +183,14 @@ export const tauriBackend: Backend = {
     const { getCurrentWindow } = await import('@tauri-apps/api/window');
     try {
       await getCurrentWindow().destroy();
+    } catch (e) {
+      throw toApiError(e);
+    }
+  },
+  appVersion: async () => {
+    const { getVersion } = await import('@tauri-apps/api/app');
+    try {
+      return await getVersion();
     } catch (e) {
       throw toApiError(e);
     }

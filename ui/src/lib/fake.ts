@@ -368,6 +368,7 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       return () => warningListeners.delete(handler);
     },
     startupWarnings: async () => (opts.startupWarnings ?? []).slice(),
+    appVersion: async () => 'browser preview',
     async onProjectOpened(handler) {
       projectListeners.add(handler);
       return () => projectListeners.delete(handler);
