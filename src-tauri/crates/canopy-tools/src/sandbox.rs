@@ -20,9 +20,20 @@ use crate::ToolError;
 
 /// Variables passed from the host environment to every command (when set), besides `LC_*` and what
 /// the person adds in Settings. Everything else (API keys, `SSH_AUTH_SOCK`, cloud credentials,
-/// `DBUS_SESSION_BUS_ADDRESS`, …) stays out.
+/// `DBUS_SESSION_BUS_ADDRESS`, …) stays out. The toolchain homes are here because a toolchain
+/// installed outside the default place (rustup with `RUSTUP_HOME`, a pyenv, a JDK) cannot even
+/// start without them, and ordinary builds must work.
 pub const BASE_ENV: &[&str] = &[
     "PATH",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "GOPATH",
+    "GOROOT",
+    "JAVA_HOME",
+    "PYENV_ROOT",
+    "VIRTUAL_ENV",
+    "NVM_DIR",
     "HOME",
     "USER",
     "LOGNAME",
@@ -251,7 +262,15 @@ impl Sandbox {
             .home
             .iter()
             .flat_map(|home| HIDDEN_IN_HOME.iter().map(move |rel| home.join(rel)));
+        // Cargo keeps its registry tokens in CARGO_HOME, which need not be under the home folder.
+        let cargo_home = std::env::var_os("CARGO_HOME").map(PathBuf::from);
+        let cargo_credentials = cargo_home.iter().flat_map(|c| {
+            ["credentials", "credentials.toml"]
+                .into_iter()
+                .map(move |f| c.join(f))
+        });
         let mut out: Vec<PathBuf> = in_home
+            .chain(cargo_credentials)
             .chain(HIDDEN_ABSOLUTE.iter().map(PathBuf::from))
             .chain(self.extra_hidden.iter().cloned())
             .filter_map(|p| p.canonicalize().ok())
