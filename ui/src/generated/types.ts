@@ -321,10 +321,10 @@ tools: Array<string>,
  */
 system_prompt: string, 
 /**
- * How this session's Bash calls are confined; `null` in traces written before it was
+ * How this session's Bash calls are confined; absent in traces written before it was
  * recorded (those ran without a sandbox).
  */
-bash_sandbox: SandboxMode | null, } | { "type": "run_started", 
+bash_sandbox?: SandboxMode, } | { "type": "run_started", 
 /**
  * The prompt text.
  */

@@ -257,9 +257,10 @@ pub enum TraceEvent {
         tools: Vec<String>,
         /// The system prompt sent with every request.
         system_prompt: String,
-        /// How this session's Bash calls are confined; `null` in traces written before it was
+        /// How this session's Bash calls are confined; absent in traces written before it was
         /// recorded (those ran without a sandbox).
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         bash_sandbox: Option<SandboxMode>,
     },
     /// A run begins: the user prompt (or the subagent's task prompt) enters the history.
