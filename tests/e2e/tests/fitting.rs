@@ -343,3 +343,100 @@ async fn a_turn_of_3000_tool_calls_is_capped_and_stays_cancellable() {
     );
     assert!(cancelled.elapsed() < Duration::from_secs(30));
 }
+
+/// Point 2: a child whose provider counts more tokens than the host estimated finds its history
+/// near the budget. The host elides the old big output first and the child carries on to complete.
+#[tokio::test]
+async fn near_the_budget_old_outputs_are_elided_and_the_child_carries_on() {
+    let big = generated_file(30_000);
+    let script = Script::new()
+        .rule(main_agent_calls(vec![task("Near", "TASK-NEAR")], "done"))
+        .rule(
+            explore_rule("TASK-NEAR")
+                .turn(Turn::tools(vec![call("Read", json!({"path": "gen.rs"}))]).usage(2_000, 50))
+                // The provider counts far more than the host estimated: the history is now near
+                // the 16k budget in its tokens.
+                .turn(
+                    Turn::tools(vec![call("Read", json!({"path": "src/auth.rs"}))])
+                        .usage(15_500, 50),
+                )
+                .turn(Turn::text(explore_result(
+                    "login is in src/auth.rs",
+                    &["src/auth.rs:3"],
+                ))),
+        );
+    let scenario = Scenario::start(script).await;
+    std::fs::write(scenario.project().join("gen.rs"), &big).unwrap();
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "go").await;
+    let child = &ran.children()[0];
+    assert_eq!(
+        ran.child_completed().map(|(r, _)| r),
+        Some(TerminalReason::Completed),
+        "{:?}",
+        ran.child_failed()
+    );
+    assert!(!ran
+        .events(child)
+        .iter()
+        .any(|e| matches!(e, TraceEvent::BudgetExhausted { .. })));
+    let first = tool_result_sent(&scenario, 0);
+    assert!(
+        first.contains("[elided by the host to fit the context budget"),
+        "{first:.300}"
+    );
+    let second = tool_result_sent(&scenario, 1);
+    assert!(second.contains("fn login"), "the newest output stays whole");
+    assert_eq!(ran.model_calls(child), 3);
+}
+
+/// Point 2: when eliding cannot make room (what fills the context is the model's own text), the
+/// child ends on its context budget with a partial result, and the parent is told why.
+#[tokio::test]
+async fn a_child_that_really_fills_its_context_ends_with_the_reason_visible() {
+    let musings = "I keep thinking out loud about the design. ".repeat(300);
+    let script = Script::new()
+        .rule(main_agent_calls(vec![task("Chatty", "TASK-CHATTY")], "done"))
+        .rule(budget_exhausted_rule().turn(Turn::text(
+            json!({"status": "completed", "summary": "ran out of room", "findings": [], "evidence": ["src/auth.rs:3"], "unresolved_questions": ["config?"]}).to_string(),
+        )))
+        .rule(
+            explore_rule("TASK-CHATTY")
+                .turn(
+                    Turn {
+                        text: musings.clone(),
+                        ..Turn::tools(vec![call("Read", json!({"path": "src/auth.rs"}))])
+                    }
+                    .usage(2_000, 50),
+                )
+                .turn(
+                    Turn {
+                        text: musings.clone(),
+                        ..Turn::tools(vec![call("Read", json!({"path": "src/config.rs"}))])
+                    }
+                    .usage(15_800, 50),
+                )
+                .turn(Turn::text(explore_result("never", &[]))),
+        );
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "go").await;
+    let child = &ran.children()[0];
+    assert!(ran.events(child).iter().any(|e| matches!(
+        e,
+        TraceEvent::BudgetExhausted {
+            budget: canopy_protocol::BudgetKind::ContextTokens,
+            limit: EXPLORE_CONTEXT,
+            ..
+        }
+    )));
+    let (reason, result) = ran.child_completed().expect("a partial result");
+    assert_eq!(reason, TerminalReason::ContextOverflow);
+    assert_eq!(result.status, canopy_protocol::ResultStatus::Partial);
+    // The parent model was told how the child ended.
+    let parent_saw = scenario.last_request();
+    assert!(
+        parent_saw.contains("ended context_overflow"),
+        "{parent_saw:.400}"
+    );
+}
