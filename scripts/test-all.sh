@@ -33,6 +33,10 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "Rust tests (real Secret Service in a private D-Bus session)"
 CANOPY_REQUIRE_KEYRING=1 scripts/with-keyring.sh cargo test --workspace --quiet --no-fail-fast
 
+step "Benchmarks in quick mode (smoke test: each still completes and its own checks hold; no timings)"
+CANOPY_BENCH_QUICK=1 cargo test -p canopy-runtime --benches --quiet
+scripts/bench-search.sh --quick
+
 step "UI: type check, lint, unit tests, build"
 npm run --prefix ui check
 npm run --prefix ui lint
