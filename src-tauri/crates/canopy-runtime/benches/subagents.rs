@@ -445,7 +445,9 @@ async fn main() -> BenchResult<()> {
     let quick = quick_mode();
     let env_num = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
     let latency_ms = env_num("CANOPY_BENCH_LATENCY_MS").unwrap_or(if quick { 0 } else { 300 });
-    let reps = env_num("CANOPY_BENCH_REPS").unwrap_or(if quick { 1 } else { 3 }).max(1) as usize;
+    let reps = env_num("CANOPY_BENCH_REPS")
+        .unwrap_or(if quick { 1 } else { 3 })
+        .max(1) as usize;
     if quick {
         println!("quick mode: a smoke test of the benchmark, not a measurement");
     }

@@ -310,8 +310,9 @@ mod tests {
 
     #[test]
     fn elision_of_thousands_of_results_is_linear() {
-        // A turn of 4,000 tool results: the quadratic version re-serialised the whole history once
-        // per message (minutes); linear it takes milliseconds.
+        // A turn of 4,000 tool results: the quadratic version re-serialised the whole 4 MB history
+        // once per message (16 GB of JSON: minutes); linear it is 4 MB once, well under a second
+        // even in a debug build. The bound leaves room for a loaded machine.
         let h = history_with_outputs(4_000, 1_000);
         let mut cut = h.clone();
         let started = std::time::Instant::now();
@@ -321,6 +322,6 @@ mod tests {
             estimate_tokens("sys", &cut, &[]) > 20_000,
             "4,000 short results cannot fit"
         );
-        assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
     }
 }

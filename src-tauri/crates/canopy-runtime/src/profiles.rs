@@ -194,7 +194,7 @@ impl RuntimeProfile {
 pub const EXPLORE_BUDGETS: Budgets = Budgets {
     max_steps: 12,
     max_context_tokens: 16_000,
-    max_total_tokens: 32_000,
+    max_total_tokens: 96_000,
     max_wall_time_ms: 300_000,
 };
 /// The verify defaults.
