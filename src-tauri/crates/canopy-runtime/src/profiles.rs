@@ -190,7 +190,7 @@ impl RuntimeProfile {
     }
 }
 
-/// The explore defaults: 12 steps, 16k context, 32k total tokens (see docs/runtime.md for why), 5 min.
+/// The explore defaults: 12 steps, 16k context, 96k total tokens (measured: see docs/runtime.md), 5 min.
 pub const EXPLORE_BUDGETS: Budgets = Budgets {
     max_steps: 12,
     max_context_tokens: 16_000,
