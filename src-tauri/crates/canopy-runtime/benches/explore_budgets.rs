@@ -41,7 +41,7 @@ fn fail(msg: impl Into<String>) -> Box<dyn Error> {
 }
 
 /// Budgets compared: the seed's built-in explore budgets first, then larger ones.
-const BUDGETS: [(&str, Budgets); 4] = [
+const BUDGETS: [(&str, Budgets); 5] = [
     (
         "12 steps / 16k ctx / 32k total (seed)",
         budgets(12, 16_000, 32_000),
@@ -53,6 +53,10 @@ const BUDGETS: [(&str, Budgets); 4] = [
     (
         "12 steps / 16k ctx / 96k total",
         budgets(12, 16_000, 96_000),
+    ),
+    (
+        "12 steps / 16k ctx / 128k total",
+        budgets(12, 16_000, 128_000),
     ),
     (
         "16 steps / 32k ctx / 160k total",
@@ -441,7 +445,14 @@ async fn main() -> BenchResult<()> {
         println!("quick mode: a smoke test of the benchmark on a small generated tree, not a measurement");
         trees.push(("generated".into(), generated.path().to_path_buf()));
     }
-    let configs: &[(&str, Budgets)] = if quick { &BUDGETS[..1] } else { &BUDGETS };
+    // `CANOPY_BENCH_BUDGETS=128k,160k` runs only the configurations whose label mentions one of them.
+    let only = std::env::var("CANOPY_BENCH_BUDGETS").unwrap_or_default();
+    let configs: Vec<(&str, Budgets)> = BUDGETS
+        .iter()
+        .copied()
+        .filter(|(label, _)| only.is_empty() || only.split(',').any(|w| label.contains(w.trim())))
+        .take(if quick { 1 } else { BUDGETS.len() })
+        .collect();
     println!("| tree | budgets | tasks | completed | partial | context overflow | failed | how they ended | median tokens | median tool calls | largest request (tokens) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, root) in &trees {
@@ -454,7 +465,7 @@ async fn main() -> BenchResult<()> {
         if tasks.is_empty() {
             return Err(fail(format!("no task found matches in tree {name}")));
         }
-        for (label, b) in configs {
+        for (label, b) in &configs {
             let t = run(root, &tasks, *b).await?;
             println!(
                 "| {name} | {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} of {} |",
