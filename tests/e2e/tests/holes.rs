@@ -174,7 +174,7 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
 
 #[tokio::test]
 async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
-    // Three explore children of 96,000 tokens each in one turn, under a parent allowed 150,000 in all.
+    // Three explore children of 128,000 tokens each in one turn, under a parent allowed 150,000 in all.
     let script =
         Script::new()
             .rule(
@@ -215,11 +215,11 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
         budgets.iter().sum::<u64>() <= left,
         "the children's token budgets {budgets:?} add up to more than the {left} the parent had left"
     );
-    // The first two get the explore profile's 96,000 and what remains; the third waits for nothing
+    // The first two get the explore profile's 128,000 and what remains; the third waits for nothing
     // and is not started, since nothing is left.
     let mut sorted = budgets.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, [left - 96_000, 96_000], "{budgets:?}");
+    assert_eq!(sorted, [left - 128_000, 128_000], "{budgets:?}");
     let errors = task_errors(&ran);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
