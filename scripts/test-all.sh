@@ -33,10 +33,6 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "Rust tests (real Secret Service in a private D-Bus session)"
 CANOPY_REQUIRE_KEYRING=1 scripts/with-keyring.sh cargo test --workspace --quiet --no-fail-fast
 
-step "Benchmarks in quick mode (smoke test: each still completes and its own checks hold; no timings)"
-CANOPY_BENCH_QUICK=1 cargo test -p canopy-runtime --benches --quiet
-scripts/bench-search.sh --quick
-
 step "UI: type check, lint, unit tests, build"
 npm run --prefix ui check
 npm run --prefix ui lint
@@ -46,6 +42,15 @@ npm run --prefix ui build
 if [ -x scripts/e2e-webdriver.sh ]; then
   step "End-to-end: the real app in WebKit (tauri-driver + WebKitWebDriver under Xvfb)"
   scripts/e2e-webdriver.sh
+fi
+
+step "Benchmarks in quick mode (smoke test: each still completes and its own checks hold; no timings)"
+CANOPY_BENCH_QUICK=1 cargo test -p canopy-runtime --benches --quiet
+scripts/bench-search.sh --quick
+# The WebKit benches reuse the debug app the WebDriver tests just built (target/canopy-app/canopy).
+if [ -x scripts/e2e-webdriver.sh ]; then
+  scripts/bench-history.sh --quick
+  scripts/bench-frames.sh --quick
 fi
 
 step "all tests passed"
