@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Runs one benchmark of the real app in real WebKit (tests/webdriver/bench/), with the same recipe as
 # scripts/e2e-webdriver.sh (Xvfb, private D-Bus, unlocked gnome-keyring, tauri-driver) but on its own
-# ports and in its own temp folders, so it can run while the e2e tests do. Not part of the test suite;
-# results are in docs/benchmarks.md. Use the wrappers:
+# ports and in its own temp folders, so it can run while the e2e tests do. CI runs only its quick mode
+# (below); results are in docs/benchmarks.md. Use the wrappers:
 #
 #   scripts/bench-history.sh   opening a ~100,000-record session from History (history-open.mjs)
 #   scripts/bench-frames.sh    frame times while a live run streams 2,000 records/s to 500 agents (live-frames.mjs)
 #
 #   CANOPY_APP_BINARY=/abs/canopy scripts/bench-webkit.sh history|frames   # else built with build-app.sh --release
+#   scripts/bench-webkit.sh history|frames --quick   # smoke test for CI: the debug app the WebDriver
+#       tests build (target/canopy-app/canopy, or CANOPY_APP_BINARY), small sizes, one rep; the bench's
+#       own checks must hold, no timing is asserted
 #
 # Ports: BENCH_DRIVER_PORT / BENCH_NATIVE_PORT (history 4544/4545, frames 4644/4645). Screenshots, the
 # tauri-driver log and results.json go to BENCH_ARTIFACTS (default /tmp/canopy-bench-NAME). Every
@@ -25,6 +28,12 @@ esac
 DRIVER_PORT=${BENCH_DRIVER_PORT:-$PORT_BASE}
 NATIVE_PORT=${BENCH_NATIVE_PORT:-$((PORT_BASE + 1))}
 ARTIFACTS=${BENCH_ARTIFACTS:-/tmp/canopy-bench-$NAME}
+QUICK=false
+if [ "${2:-}" = "--quick" ]; then
+    QUICK=true
+    export BENCH_REPS=1 BENCH_RECORDS=2000 BENCH_AGENTS=10 BENCH_RATE=200 BENCH_SECONDS=3
+    CANOPY_APP_BINARY=${CANOPY_APP_BINARY:-${CARGO_TARGET_DIR:-$ROOT/target}/canopy-app/canopy}
+fi
 
 say() { printf 'bench-%s: %s\n' "$NAME" "$*" >&2; }
 die() { say "$*"; exit 1; }
@@ -42,6 +51,7 @@ fi
 
 if [ -n "${CANOPY_APP_BINARY:-}" ]; then
     APP="$CANOPY_APP_BINARY"
+    $QUICK && [ ! -x "$APP" ] && die "--quick reuses the app the WebDriver tests build; none at $APP (run scripts/e2e-webdriver.sh or scripts/build-app.sh first)"
 else
     say "building the app with scripts/build-app.sh --release"
     APP=$(scripts/build-app.sh --release | tail -n 1)

@@ -46,6 +46,15 @@ if [ -x scripts/e2e-webdriver.sh ]; then
   scripts/e2e-webdriver.sh
 fi
 
+step "Benchmarks in quick mode (smoke test: each still completes and its own checks hold; no timings)"
+CANOPY_BENCH_QUICK=1 cargo test -p canopy-runtime --benches --quiet
+scripts/bench-search.sh --quick
+# The WebKit benches reuse the debug app the WebDriver tests just built (target/canopy-app/canopy).
+if [ -x scripts/e2e-webdriver.sh ]; then
+  scripts/bench-history.sh --quick
+  scripts/bench-frames.sh --quick
+fi
+
 # Last, as it is the slowest: a release build (a few minutes) of the packages a person downloads.
 step "The installed app: build the .deb/.rpm, install the .deb, test it under Xvfb, remove it"
 scripts/test-package.sh

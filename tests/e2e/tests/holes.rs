@@ -174,7 +174,7 @@ async fn no_child_starts_once_the_parents_tree_tokens_are_used_up() {
 
 #[tokio::test]
 async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
-    // Three explore children of 32,000 tokens each in one turn, under a parent allowed 50,000 in all.
+    // Three explore children of 128,000 tokens each in one turn, under a parent allowed 150,000 in all.
     let script =
         Script::new()
             .rule(
@@ -201,7 +201,7 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
     let scenario = Scenario::start(script).await;
     let rt = scenario.runtime(ProviderKind::Openai, true, |rs| {
         rs.profile_overrides
-            .insert("main".into(), main_budgets(60, 50_000, 300_000));
+            .insert("main".into(), main_budgets(60, 150_000, 300_000));
     });
     let ran = scenario.run(&rt, "go").await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
@@ -210,21 +210,21 @@ async fn siblings_started_together_share_what_is_left_of_the_parents_tokens() {
         .iter()
         .filter_map(|c| ran.session_budgets(c).map(|b| b.max_total_tokens))
         .collect();
-    let left = 50_000 - 1_100;
+    let left = 150_000 - 1_100;
     assert!(
         budgets.iter().sum::<u64>() <= left,
         "the children's token budgets {budgets:?} add up to more than the {left} the parent had left"
     );
-    // The first two get the explore profile's 32,000 and what remains; the third waits for nothing
+    // The first two get the explore profile's 128,000 and what remains; the third waits for nothing
     // and is not started, since nothing is left.
     let mut sorted = budgets.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, [left - 32_000, 32_000], "{budgets:?}");
+    assert_eq!(sorted, [left - 128_000, 128_000], "{budgets:?}");
     let errors = task_errors(&ran);
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].contains(&format!(
-            "({} of 50000 tokens spent, {left} set aside for subagents still running)",
+            "({} of 150000 tokens spent, {left} set aside for subagents still running)",
             1_100
         )),
         "{}",

@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::allowance::{self, TurnAllowance};
 use crate::contract;
 use crate::gate::{ApprovalRequest, Approver, Gate, Precheck};
 use crate::profiles::{ResultContract, RuntimeProfile};
@@ -415,6 +416,12 @@ impl LoopState {
     pub fn record(&mut self, usage: &Usage) {
         self.usage.add(usage);
     }
+}
+
+/// The estimate past which an agent that cannot compact makes room (and, failing that, ends): the
+/// budget less what is kept for its answer and the host's notices.
+fn continue_limit(budget: u64) -> u64 {
+    budget - budget / 10
 }
 
 /// Rough token estimate of a request (4 bytes per token), corrected by the last call's reported usage.
@@ -820,7 +827,13 @@ async fn run_loop(
         let budgets = st.budgets;
         let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs) as f64
             * st.calibration) as u64;
-        if est > budgets.max_context_tokens {
+        let compacts = ctx.agent == AgentKind::Main;
+        let limit = if compacts {
+            budgets.max_context_tokens
+        } else {
+            continue_limit(budgets.max_context_tokens)
+        };
+        if est > limit {
             if ctx.agent == AgentKind::Main {
                 if let Err(e) = compaction::compact(ctx, history, st, cancel).await {
                     if let Some(ending) = cancel_or_time_ending(ctx, history, st, cancel).await {
@@ -830,12 +843,28 @@ async fn run_loop(
                 }
                 continue;
             }
+            // Room first: old tool outputs are cut down to leave half the budget for more work;
+            // only when that cannot make room has the agent used its context, and it ends.
+            let system = ctx.profile.system_prompt();
+            compaction::elide_old_tool_results(
+                history,
+                budgets.max_context_tokens / 2,
+                st.calibration,
+                system,
+                &ctx.tool_specs,
+            );
+            tokio::task::yield_now().await;
+            let after =
+                (estimate_tokens(system, history, &ctx.tool_specs) as f64 * st.calibration) as u64;
+            if after <= continue_limit(budgets.max_context_tokens) {
+                continue;
+            }
             return final_call(
                 ctx,
                 history,
                 st,
                 BudgetKind::ContextTokens,
-                est,
+                after,
                 budgets.max_context_tokens,
                 cancel,
             )
@@ -946,7 +975,18 @@ async fn run_loop(
             continuation.clear();
             let deadline = st.deadline();
             ctx.set_run_limits(st);
-            let results = run_tools_until(ctx, &resp.tool_calls, deadline, cancel).await;
+            let allowance = (ctx.agent != AgentKind::Main).then(|| {
+                let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs)
+                    as f64
+                    * st.calibration) as u64;
+                TurnAllowance::new(
+                    budgets.max_context_tokens,
+                    est,
+                    st.calibration,
+                    allowance::running(&resp.tool_calls),
+                )
+            });
+            let results = run_tools_until(ctx, &resp.tool_calls, allowance, deadline, cancel).await;
             st.tool_calls += resp.tool_calls.len() as u32;
             history.extend(results);
             continue;
@@ -1102,11 +1142,12 @@ async fn final_call(
 async fn run_tools_until(
     ctx: &Arc<AgentCtx>,
     calls: &[ToolCall],
+    allowance: Option<TurnAllowance>,
     deadline: Instant,
     cancel: &CancellationToken,
 ) -> Vec<Message> {
     let tools_cancel = cancel.child_token();
-    let fut = run_tools(ctx, calls, &tools_cancel);
+    let fut = run_tools(ctx, calls, allowance, &tools_cancel);
     tokio::pin!(fut);
     tokio::select! {
         r = &mut fut => r,
@@ -1131,6 +1172,7 @@ fn mutates(ctx: &AgentCtx, call: &ToolCall) -> bool {
 async fn run_tools(
     ctx: &Arc<AgentCtx>,
     calls: &[ToolCall],
+    allowance: Option<TurnAllowance>,
     cancel: &CancellationToken,
 ) -> Vec<Message> {
     let mut out = Vec::with_capacity(calls.len());
@@ -1138,7 +1180,11 @@ async fn run_tools(
     let mut tasks = 0usize;
     let refusals: Vec<Option<String>> = calls
         .iter()
-        .map(|c| {
+        .enumerate()
+        .map(|(i, c)| {
+            if i >= allowance::MAX_CALLS_PER_TURN {
+                return Some(allowance::too_many_calls(calls));
+            }
             if c.name != "Task" || ctx.find_tool("Task").is_none() {
                 return None;
             }
@@ -1152,7 +1198,7 @@ async fn run_tools(
     let mut i = 0;
     while i < calls.len() {
         if mutates(ctx, &calls[i]) {
-            out.push(run_one(ctx, &calls[i], refusals[i].clone(), cancel).await);
+            out.push(run_one(ctx, &calls[i], refusals[i].clone(), allowance, cancel).await);
             i += 1;
             continue;
         }
@@ -1161,7 +1207,7 @@ async fn run_tools(
             j += 1;
         }
         let group = futures::future::join_all(
-            (i..j).map(|k| run_one(ctx, &calls[k], refusals[k].clone(), cancel)),
+            (i..j).map(|k| run_one(ctx, &calls[k], refusals[k].clone(), allowance, cancel)),
         )
         .await;
         out.extend(group);
@@ -1214,6 +1260,7 @@ async fn run_one(
     ctx: &Arc<AgentCtx>,
     call: &ToolCall,
     refused: Option<String>,
+    allowance: Option<TurnAllowance>,
     cancel: &CancellationToken,
 ) -> Message {
     let tool = ctx.find_tool(&call.name).cloned();
@@ -1238,6 +1285,10 @@ async fn run_one(
         // Redacted whole before any cut: a key straddling the trace cap would otherwise leave a
         // piece too short for the redactor to recognise.
         let content = ctx.runtime.redact(&content);
+        let content = match &allowance {
+            Some(a) => allowance::fit(content, a),
+            None => content,
+        };
         let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);
         ctx.trace.emit(TraceEvent::ToolCallEnd {
             call_id: call.id.clone(),
@@ -1395,6 +1446,7 @@ async fn run_one(
             AgentKind::Main => ctx.runtime.withheld.clone(),
             AgentKind::Subagent => ctx.runtime.withheld_for_subagents.clone(),
         },
+        output_allowance: allowance.map(|a| a.for_tool()),
     };
     // A call that reaches this point after its batch was cancelled never starts.
     if cancel.is_cancelled() {

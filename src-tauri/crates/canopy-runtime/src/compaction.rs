@@ -195,37 +195,56 @@ pub(crate) async fn compact(
     Ok(())
 }
 
+/// The note that replaces the bulk of an elided tool result.
+pub(crate) const ELIDED_MARK: &str = "[elided by the host to fit the context budget";
+
+/// Bytes `value` takes serialised, as [`estimate_tokens`] counts them.
+fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
 /// Shortens old tool results (oldest first) until the history fits `budget`, keeping the newest
-/// result intact where possible. `calibration` is the loop's reported ÷ estimated ratio, so the
-/// fit is judged in the provider's tokens, not the raw bytes/4 estimate.
+/// result intact where possible, and returns how many it shortened. `calibration` is the loop's
+/// reported ÷ estimated ratio, so the fit is judged in the provider's tokens, not the raw bytes/4
+/// estimate. Linear in the size of the history: each message is serialised once, and again only
+/// when it is shortened (a turn of thousands of tool results once took minutes here).
 pub(crate) fn elide_old_tool_results(
     history: &mut [Message],
     budget: u64,
     calibration: f64,
     system: &str,
     tools: &[ToolSpec],
-) {
-    let n = history.len();
+) -> usize {
+    let fixed = system.len() + json_len(tools);
+    let mut sizes: Vec<usize> = history.iter().map(json_len).collect();
+    // `[a,b,c]`: the brackets and the commas between messages, as `estimate_tokens` serialises it.
+    let mut total = 2 + sizes.iter().sum::<usize>() + sizes.len().saturating_sub(1);
     let fits =
-        |h: &[Message]| (estimate_tokens(system, h, tools) as f64 * calibration) as u64 <= budget;
-    for i in 0..n {
-        if fits(history) {
-            return;
+        |total: usize| ((fixed + total) as u64).div_ceil(4) as f64 * calibration <= budget as f64;
+    let mut elided = 0;
+    for (i, message) in history.iter_mut().enumerate() {
+        if fits(total) {
+            break;
         }
-        if let Message::ToolResult { content, .. } = &mut history[i] {
+        if let Message::ToolResult { content, .. } = message {
             if content.len() > 200 {
                 let mut end = 160;
                 while !content.is_char_boundary(end) {
                     end -= 1;
                 }
                 *content = format!(
-                    "{}… [elided by the host to fit the context budget: {} bytes]",
+                    "{}… {ELIDED_MARK}: {} bytes]",
                     &content[..end],
                     content.len()
                 );
+                let size = json_len(&*message);
+                total = total - sizes[i] + size;
+                sizes[i] = size;
+                elided += 1;
             }
         }
     }
+    elided
 }
 
 #[cfg(test)]
@@ -261,5 +280,50 @@ mod tests {
         assert!(
             matches!(&calibrated[1], Message::ToolResult { content, .. } if content.contains("elided by the host"))
         );
+    }
+
+    #[test]
+    fn elision_counts_like_the_estimate_and_stops_as_soon_as_it_fits() {
+        let h = history_with_outputs(10, 4_000);
+        let system = "sys";
+        let full = estimate_tokens(system, &h, &[]);
+        // Room for about half of the outputs: the oldest go, the newest stay whole.
+        let budget = full / 2;
+        let mut cut = h.clone();
+        let n = elide_old_tool_results(&mut cut, budget, 1.0, system, &[]);
+        let after = estimate_tokens(system, &cut, &[]);
+        assert!(after <= budget, "{after} > {budget}");
+        assert!((5..=6).contains(&n), "{n} elided");
+        let elided_one = |m: &Message| matches!(m, Message::ToolResult { content, .. } if content.contains(ELIDED_MARK));
+        assert!(cut[1..=n].iter().all(elided_one));
+        assert!(!cut[n + 1..].iter().any(elided_one));
+        // One output fewer elided would not have fitted: it stopped at the first fit.
+        let mut fewer = h.clone();
+        fewer[1..n].clone_from_slice(&cut[1..n]);
+        assert!(estimate_tokens(system, &fewer, &[]) > budget);
+        // A history that fits is left alone.
+        let mut untouched = h.clone();
+        assert_eq!(
+            elide_old_tool_results(&mut untouched, u64::MAX, 1.0, system, &[]),
+            0
+        );
+        assert_eq!(untouched, h);
+    }
+
+    #[test]
+    fn elision_of_thousands_of_results_is_linear() {
+        // A turn of 4,000 tool results: the quadratic version re-serialised the whole 4 MB history
+        // once per message (16 GB of JSON: minutes); linear it is 4 MB once, well under a second
+        // even in a debug build. The bound leaves room for a loaded machine.
+        let h = history_with_outputs(4_000, 1_000);
+        let mut cut = h.clone();
+        let started = std::time::Instant::now();
+        elide_old_tool_results(&mut cut, 20_000, 1.0, "sys", &[]);
+        let took = started.elapsed();
+        assert!(
+            estimate_tokens("sys", &cut, &[]) > 20_000,
+            "4,000 short results cannot fit"
+        );
+        assert!(took < std::time::Duration::from_secs(20), "took {took:?}");
     }
 }

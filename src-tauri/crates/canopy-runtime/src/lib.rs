@@ -19,6 +19,7 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 mod agent;
+mod allowance;
 mod compaction;
 pub mod configured;
 pub mod contract;

@@ -190,11 +190,11 @@ impl RuntimeProfile {
     }
 }
 
-/// The explore defaults: 12 steps, 16k context, 32k total tokens (see docs/runtime.md for why), 5 min.
+/// The explore defaults: 12 steps, 16k context, 128k total tokens (measured: see docs/runtime.md), 5 min.
 pub const EXPLORE_BUDGETS: Budgets = Budgets {
     max_steps: 12,
     max_context_tokens: 16_000,
-    max_total_tokens: 32_000,
+    max_total_tokens: 128_000,
     max_wall_time_ms: 300_000,
 };
 /// The verify defaults.

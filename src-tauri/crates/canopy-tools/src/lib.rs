@@ -50,6 +50,10 @@ pub struct ToolContext {
     pub network_allowed: bool,
     /// Files withheld from the agent (Read refuses them, Grep and Glob skip them).
     pub secrets: Arc<secrets::SecretFiles>,
+    /// Bytes of output the agent can still take for this call (a share of the room left in its
+    /// context budget), set by the host; `None` when no budget applies (the CLI, tests). A tool
+    /// never returns more than [`ToolContext::output_cap`] of it.
+    pub output_allowance: Option<usize>,
 }
 
 impl ToolContext {
@@ -65,9 +69,23 @@ impl ToolContext {
             sandbox: Arc::new(sandbox::Sandbox::default()),
             network_allowed: false,
             secrets: Arc::new(secrets::SecretFiles::default()),
+            output_allowance: None,
+        }
+    }
+
+    /// The output size this call may return: the tool's own cap, or the host's allowance when that
+    /// is smaller. Never below [`MIN_OUTPUT_BYTES`], so a result can always say how to read on.
+    pub fn output_cap(&self, tool_cap: usize) -> usize {
+        match self.output_allowance {
+            Some(allowance) => allowance.max(MIN_OUTPUT_BYTES).min(tool_cap),
+            None => tool_cap,
         }
     }
 }
+
+/// The smallest output allowance a tool is held to: room for a few lines and the note that says
+/// how much was left out and how to get the rest.
+pub const MIN_OUTPUT_BYTES: usize = 512;
 
 /// What the session knows about one file at the moment the agent last read (or wrote) it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -22,6 +22,10 @@ pub const DEFAULT_MAX_RESULTS: u64 = 200;
 /// The longest pattern accepted. Real globs are tens of bytes; a huge one makes globset's regex
 /// blow its size limit, which it answers with a panic.
 pub const MAX_PATTERN_BYTES: usize = 4096;
+/// Listing size cap, whatever the number of files (the host's allowance may lower it).
+pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+/// Output room kept for the note on what was left out.
+const NOTE_ROOM_BYTES: usize = 100;
 
 /// Arguments of Glob.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -77,8 +81,9 @@ impl Tool for GlobTool {
     ) -> Result<ToolOutput, ToolError> {
         let args: GlobArgs = args::parse(args)?;
         let secrets = Arc::clone(&ctx.secrets);
+        let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
         walk::run_cancellable(ctx, "glob", move |root, cancel| {
-            glob(root, &args, &secrets, cancel)
+            glob(root, &args, &secrets, cap, cancel)
         })
         .await
     }
@@ -88,6 +93,7 @@ fn glob(
     root: &Path,
     args: &GlobArgs,
     secrets: &Arc<SecretFiles>,
+    cap: usize,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -177,12 +183,19 @@ fn glob(
     }
     found.sort_unstable_by(by_recency);
     let mut out = String::with_capacity(found.len() * 32);
+    // Room is kept for the note on what was left out, so the whole listing fits `cap`.
+    let body_cap = cap.saturating_sub(NOTE_ROOM_BYTES);
+    let mut listed = 0usize;
     for (_, path) in &found {
+        if out.len() + path.len() + 1 > body_cap {
+            break;
+        }
         out.push_str(path);
         out.push('\n');
+        listed += 1;
     }
-    if total > max {
-        let more = total - max;
+    if total > listed {
+        let more = total - listed;
         out.push_str(&format!(
             "… [truncated: {more} more file{} not shown]\n",
             if more == 1 { "" } else { "s" }
@@ -212,6 +225,33 @@ mod tests {
     use crate::tools::test_util::{project, run};
     use serde_json::json;
     use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_listing_fits_the_allowance_and_says_how_many_were_left_out() {
+        let (dir, mut ctx) = project();
+        for i in 0..500 {
+            std::fs::write(dir.path().join(format!("file_{i:04}.rs")), "").unwrap();
+        }
+        ctx.output_allowance = Some(1_000);
+        let out = run(
+            &GlobTool,
+            &ctx,
+            json!({"pattern": "*.rs", "max_results": 10000}),
+        )
+        .await
+        .unwrap()
+        .content;
+        assert!(out.len() <= 1_000, "{} bytes", out.len());
+        let listed = out.lines().filter(|l| l.ends_with(".rs")).count();
+        assert!(listed > 20, "{listed}");
+        assert!(
+            out.ends_with(&format!(
+                "… [truncated: {} more files not shown]\n",
+                500 - listed
+            )),
+            "{out}"
+        );
+    }
 
     fn touch(path: &Path, secs_ago: u64) {
         let when = SystemTime::now() - Duration::from_secs(secs_ago);

@@ -27,7 +27,9 @@ use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
 pub const DEFAULT_MAX_RESULTS: u64 = 200;
 /// A matched line longer than this is cut, so one minified file cannot fill the output.
 const MAX_LINE_CHARS: usize = 1000;
-/// Bytes of output shown, whatever `max_results` says.
+/// Output room kept for the notes on what was left out.
+const NOTE_ROOM_BYTES: usize = 200;
+/// Bytes of output shown, whatever `max_results` says (the host's allowance may lower it).
 const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// Matched text kept in memory while searching; past it only counts are kept.
 const CONTENT_BUDGET_BYTES: usize = 64 * 1024 * 1024;
@@ -110,8 +112,9 @@ impl Tool for GrepTool {
     ) -> Result<ToolOutput, ToolError> {
         let args: GrepArgs = args::parse(args)?;
         let secrets = Arc::clone(&ctx.secrets);
+        let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
         walk::run_cancellable(ctx, "grep", move |root, cancel| {
-            grep(root, &args, &secrets, cancel)
+            grep(root, &args, &secrets, cap, cancel)
         })
         .await
     }
@@ -130,6 +133,7 @@ fn grep(
     root: &Path,
     args: &GrepArgs,
     secrets: &Arc<SecretFiles>,
+    cap: usize,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -190,6 +194,7 @@ fn grep(
         budget_ran_out,
         &args.pattern,
         &target.display,
+        cap,
     )))
 }
 
@@ -343,6 +348,7 @@ impl Sink for ContentSink<'_> {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn format_hits(
     hits: &[FileHit],
     mode: OutputMode,
@@ -351,7 +357,10 @@ fn format_hits(
     budget_ran_out: bool,
     pattern: &str,
     searched: &str,
+    cap: usize,
 ) -> String {
+    // Room is kept for the notes that say how much was left out, so the whole result fits `cap`.
+    let body_cap = cap.saturating_sub(NOTE_ROOM_BYTES);
     if hits.is_empty() {
         return format!("No matches for `{pattern}` in `{searched}`.");
     }
@@ -359,17 +368,23 @@ fn format_hits(
     match mode {
         OutputMode::FilesWithMatches | OutputMode::Count => {
             let mut out = String::new();
+            let mut listed = 0usize;
             for hit in hits.iter().take(max) {
-                out.push_str(&hit.rel);
-                if mode == OutputMode::Count {
-                    out.push(':');
-                    out.push_str(&hit.lines.to_string());
+                let count = if mode == OutputMode::Count {
+                    format!(":{}", hit.lines)
+                } else {
+                    String::new()
+                };
+                if out.len() + hit.rel.len() + count.len() + 1 > body_cap {
+                    break;
                 }
+                out.push_str(&hit.rel);
+                out.push_str(&count);
                 out.push('\n');
+                listed += 1;
             }
-            let mut out = truncate::cap_text(&out, usize::MAX, MAX_OUTPUT_BYTES);
-            if hits.len() > max {
-                let more = hits.len() - max;
+            if hits.len() > listed {
+                let more = hits.len() - listed;
                 out.push_str(&format!(
                     "… [truncated: {more} more file{} not shown]\n",
                     if more == 1 { "" } else { "s" }
@@ -404,7 +419,7 @@ fn format_hits(
                     shown_lines += 1;
                 }
                 for line in content.split_inclusive(|&b| b == b'\n') {
-                    if shown_lines >= max_results || shown.len() + line.len() > MAX_OUTPUT_BYTES {
+                    if shown_lines >= max_results || shown.len() + line.len() > body_cap {
                         break 'files;
                     }
                     shown.extend_from_slice(line);
@@ -436,6 +451,48 @@ mod tests {
     use super::*;
     use crate::tools::test_util::{project, run};
     use serde_json::json;
+
+    #[tokio::test]
+    async fn listings_fit_the_allowance_and_say_how_much_was_left_out() {
+        let (dir, mut ctx) = project();
+        let lines: String = (1..=20_000).map(|i| format!("hit {i}\n")).collect();
+        std::fs::write(dir.path().join("many.txt"), lines).unwrap();
+        for i in 0..300 {
+            std::fs::write(dir.path().join(format!("f{i:03}.txt")), "hit\n").unwrap();
+        }
+        ctx.output_allowance = Some(2_000);
+        let content = run(
+            &GrepTool,
+            &ctx,
+            json!({"pattern": "hit", "path": "many.txt", "output_mode": "content", "max_results": 100000}),
+        )
+        .await
+        .unwrap()
+        .content;
+        assert!(content.len() <= 2_000, "{} bytes", content.len());
+        let shown = content.lines().filter(|l| l.contains(":hit ")).count();
+        assert!(
+            content.contains(&format!("[truncated: {} more lines", 20_000 - shown)),
+            "{content}"
+        );
+        let files = run(
+            &GrepTool,
+            &ctx,
+            json!({"pattern": "hit", "max_results": 1000}),
+        )
+        .await
+        .unwrap()
+        .content;
+        assert!(files.len() <= 2_000, "{} bytes", files.len());
+        let listed = files.lines().filter(|l| l.ends_with(".txt")).count();
+        assert!(
+            files.ends_with(&format!(
+                "… [truncated: {} more files not shown]\n",
+                301 - listed
+            )),
+            "{files}"
+        );
+    }
 
     fn tree() -> (tempfile::TempDir, ToolContext) {
         let (dir, ctx) = project();

@@ -24,6 +24,8 @@ pub const MAX_WHOLE_FILE_BYTES: u64 = 10 * 1024 * 1024;
 pub const MAX_FULL_SCAN_BYTES: u64 = 64 * 1024 * 1024;
 /// Total output cap, whatever the line count.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
+/// Output room kept for the closing note (total line count, where to read on).
+const NOTE_ROOM_BYTES: usize = 320;
 /// How much of the start of a file is checked for NUL bytes.
 const BINARY_SNIFF_BYTES: usize = 8 * 1024;
 
@@ -210,13 +212,27 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     if lossy {
         out.push_str("[note: the file is not valid UTF-8; invalid bytes are shown as U+FFFD]\n");
     }
+    // The host's allowance (a share of the room left in the agent's context) or the tool's own
+    // cap; room is kept for the note that says how to read on, so the whole result fits.
+    let out_cap = ctx.output_cap(MAX_OUTPUT_BYTES);
+    let body_cap = out_cap
+        .saturating_sub(NOTE_ROOM_BYTES)
+        .max(NOTE_ROOM_BYTES / 2);
     let mut written_lines = 0u64;
     let mut cut_by_bytes = None;
     for (n, line) in &selected {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let entry = format!("{n:>6}\t{}\n", truncate::cap_line(line, MAX_LINE_CHARS));
-        if out.len() + entry.len() > MAX_OUTPUT_BYTES {
+        if out.len() + entry.len() > body_cap {
             cut_by_bytes = Some(*n);
+            if written_lines == 0 {
+                // Not even one line fits: show the start of it, so reading on always advances.
+                let room = body_cap.saturating_sub(out.len() + 40);
+                let cut = truncate::floor_char_boundary(&entry, room);
+                out.push_str(entry[..cut].trim_end_matches('\n'));
+                out.push_str("… [line cut to fit the output allowance]\n");
+                written_lines = 1;
+            }
             break;
         }
         out.push_str(&entry);
@@ -229,6 +245,15 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         "line limit reached"
     };
     match total_lines {
+        Some(total_lines) if cut_by_bytes.is_some() && last_shown < total_lines => {
+            let more = total_lines - last_shown;
+            out.push_str(&format!(
+                "… [truncated: {more} more line{} not shown: this call's output allowance is {} (a share of the room left in your context); `{shown}` has {total_lines} lines in all. Read on with offset={} limit={written_lines}, or Grep for what you need]\n",
+                if more == 1 { "" } else { "s" },
+                truncate::human_bytes(out_cap as u64),
+                last_shown + 1,
+            ));
+        }
         Some(total_lines) if last_shown < total_lines => {
             let more = total_lines - last_shown;
             out.push_str(&format!(
@@ -293,6 +318,71 @@ mod tests {
     use super::*;
     use crate::tools::test_util::{project, run};
     use serde_json::json;
+
+    #[tokio::test]
+    async fn a_file_over_the_allowance_shows_what_fits_and_exactly_how_to_read_on() {
+        let (dir, mut ctx) = project();
+        let text: String = (1..=5_000).map(|i| format!("line number {i}\n")).collect();
+        std::fs::write(dir.path().join("big.txt"), &text).unwrap();
+        ctx.output_allowance = Some(4_000);
+        let first = run(&ReadTool, &ctx, json!({"path": "big.txt"}))
+            .await
+            .unwrap()
+            .content;
+        assert!(first.len() <= 4_000, "{} bytes", first.len());
+        assert!(first.starts_with("     1\tline number 1\n"));
+        let shown = first
+            .lines()
+            .filter(|l| l.contains("\tline number"))
+            .count() as u64;
+        assert!(shown > 50, "{shown} lines shown");
+        let note = first.lines().last().unwrap();
+        assert!(note.contains("`big.txt` has 5000 lines in all"), "{note}");
+        assert!(
+            note.contains(&format!("Read on with offset={} limit={shown}", shown + 1)),
+            "{note}"
+        );
+        // Following the note gives the next lines, again within the allowance.
+        let next = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "big.txt", "offset": shown + 1, "limit": shown}),
+        )
+        .await
+        .unwrap()
+        .content;
+        assert!(next.len() <= 4_000);
+        assert!(next.starts_with(&format!("{:>6}\tline number {}\n", shown + 1, shown + 1)));
+        // Without an allowance (the CLI, the main agent) the tool's own limits apply.
+        ctx.output_allowance = None;
+        let whole = run(&ReadTool, &ctx, json!({"path": "big.txt"}))
+            .await
+            .unwrap()
+            .content;
+        assert!(whole.contains("line number 2000\n"));
+        assert!(whole.contains("(line limit reached); continue with offset=2001]"));
+    }
+
+    #[tokio::test]
+    async fn one_line_longer_than_the_allowance_is_cut_so_reading_on_advances() {
+        let (dir, mut ctx) = project();
+        std::fs::write(
+            dir.path().join("min.js"),
+            format!("{}\nnext\n", "x".repeat(1_900)),
+        )
+        .unwrap();
+        ctx.output_allowance = Some(600);
+        let out = run(&ReadTool, &ctx, json!({"path": "min.js"}))
+            .await
+            .unwrap()
+            .content;
+        assert!(out.len() <= 600 + 100, "{} bytes", out.len());
+        assert!(
+            out.contains("[line cut to fit the output allowance]"),
+            "{out}"
+        );
+        assert!(out.contains("Read on with offset=2 limit=1"), "{out}");
+    }
 
     #[tokio::test]
     async fn numbers_lines_like_cat_n() {

@@ -1,0 +1,527 @@
+//! How often an explore child completes, hands in a partial result or overflows its context, on
+//! real trees and under several budgets: the data behind the explore profile's built-in budgets
+//! (docs/runtime.md).
+//!
+//! Each task is what a model exploring a code base does: list the files matching a symbol, look at
+//! the matching lines, read the files with the most matches whole (the host's allowance cuts them),
+//! follow one match up with `offset`/`limit`, search a second symbol, glob a folder, read one more
+//! file, then answer citing lines. The plan is fixed (the scripted server does not think), but
+//! every call runs for real on the tree, so what the child receives is what a model would. Each
+//! run is one main agent delegating all tasks of a tree at once to explore children with the
+//! budgets under test; the server records every request, so the bench also checks on the server's
+//! side that no request went over its child's context budget.
+//!
+//! Run with `cargo bench -p canopy-runtime --bench explore_budgets`. Trees:
+//! `CANOPY_BENCH_TREES=name=path,name=path` (default: this workspace, and the kernel tree that
+//! `scripts/bench-search.sh` unpacks when it is there). Quick mode (`cargo test -p canopy-runtime
+//! --bench explore_budgets`, or `CANOPY_BENCH_QUICK=1`): a small generated tree and the built-in
+//! budgets only, where every child must complete; CI runs it as a smoke test of the bench and its
+//! checks, not as a measurement.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_protocol::{
+    Budgets, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
+};
+use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
+use canopy_runtime::profiles::EXPLORE_BUDGETS;
+use canopy_runtime::{Runtime, SessionOptions};
+use canopy_test_support::{call, MockServer, Rule, Script, ScriptedCall, Turn};
+use canopy_tools::{GrepTool, Tool, ToolContext};
+use serde_json::json;
+
+type BenchResult<T> = Result<T, Box<dyn Error>>;
+
+const KEY: &str = "sk-bench-0123456789abcdefghij";
+
+fn fail(msg: impl Into<String>) -> Box<dyn Error> {
+    msg.into().into()
+}
+
+/// Budgets compared: the seed's explore budgets first, then larger ones, among them the built-in
+/// default (checked against `EXPLORE_BUDGETS` at start, so the bench follows the real default).
+const BUDGETS: [(&str, Budgets); 5] = [
+    (
+        "12 steps / 16k ctx / 32k total (seed)",
+        budgets(12, 16_000, 32_000),
+    ),
+    (
+        "12 steps / 16k ctx / 64k total",
+        budgets(12, 16_000, 64_000),
+    ),
+    (
+        "12 steps / 16k ctx / 96k total",
+        budgets(12, 16_000, 96_000),
+    ),
+    (
+        "12 steps / 16k ctx / 128k total (default)",
+        budgets(12, 16_000, 128_000),
+    ),
+    (
+        "16 steps / 32k ctx / 160k total",
+        budgets(16, 32_000, 160_000),
+    ),
+];
+
+/// Wall time is not under test: the tools' speed depends on the build and the machine (a debug
+/// build grepping the kernel tree on a loaded 2-core box takes minutes), so every configuration gets
+/// 30 minutes and the steps and tokens decide.
+const fn budgets(steps: u32, context: u64, total: u64) -> Budgets {
+    Budgets {
+        max_steps: steps,
+        max_context_tokens: context,
+        max_total_tokens: total,
+        max_wall_time_ms: 1_800_000,
+    }
+}
+
+/// Symbols the tasks of a tree look for: (first, second).
+fn topics(tree: &str) -> Vec<(&'static str, &'static str)> {
+    match tree {
+        "kernel" => vec![
+            ("struct file_operations", "\\.unlocked_ioctl"),
+            ("spin_lock_irqsave", "spin_unlock_irqrestore"),
+            ("copy_from_user", "access_ok"),
+            ("rcu_read_lock", "synchronize_rcu"),
+            ("kthread_run", "kthread_should_stop"),
+            ("DEFINE_MUTEX", "mutex_lock_interruptible"),
+            ("module_init", "MODULE_LICENSE"),
+            ("EXPORT_SYMBOL_GPL", "devm_kzalloc"),
+        ],
+        "generated" => vec![
+            ("fn handle_request", "RequestError"),
+            ("struct Config", "fn load_config"),
+            ("fn retry", "Backoff"),
+            ("CancellationToken", "fn cancel"),
+        ],
+        _ => vec![
+            ("fn run_loop", "fn final_call"),
+            ("TraceEvent::ToolCallEnd", "output_bytes"),
+            ("CancellationToken", "child_token"),
+            ("serde\\(tag = \"type\"", "rename_all"),
+            ("spawn_blocking", "JoinError"),
+            ("KeyOrigin", "fn of"),
+            ("fn redact", "REDACTED"),
+            ("Semaphore", "acquire_owned"),
+        ],
+    }
+}
+
+/// One task's plan, found by really searching the tree.
+struct Task {
+    tag: String,
+    prompt: String,
+    turns: Vec<Vec<ScriptedCall>>,
+    evidence: Vec<String>,
+}
+
+/// `(file, matching lines)` for `pattern` under `root`, most matches first.
+async fn files_by_matches(root: &Path, pattern: &str) -> BenchResult<Vec<(String, u64)>> {
+    let out = GrepTool
+        .run(
+            json!({"pattern": pattern, "output_mode": "count", "max_results": 100000}),
+            &ToolContext::new(root),
+        )
+        .await
+        .map_err(|e| fail(format!("grep {pattern}: {e}")))?;
+    let mut files: Vec<(String, u64)> = out
+        .content
+        .lines()
+        .filter_map(|l| {
+            let (path, n) = l.rsplit_once(':')?;
+            Some((path.to_string(), n.parse().ok()?))
+        })
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(files)
+}
+
+/// 1-based number of the first line of `file` that matches `pattern`.
+fn first_match(root: &Path, file: &str, pattern: &str) -> BenchResult<u64> {
+    let re = regex::Regex::new(pattern)?;
+    let text = std::fs::read(root.join(file))?;
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .position(|l| re.is_match(l))
+        .map_or(1, |i| i as u64 + 1))
+}
+
+async fn plan(root: &Path, n: usize, first: &str, second: &str) -> BenchResult<Option<Task>> {
+    let a = files_by_matches(root, first).await?;
+    let b = files_by_matches(root, second).await?;
+    if a.len() < 2 || b.is_empty() {
+        return Ok(None);
+    }
+    let (f1, f2) = (&a[0].0, &a[1].0);
+    let f3 = &b[0].0;
+    let f4 = a.get(2).map_or(f3, |f| &f.0);
+    let line1 = first_match(root, f1, first)?;
+    let line2 = first_match(root, f2, first)?;
+    let dir = Path::new(f1)
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let ext = Path::new(f1)
+        .extension()
+        .map_or("*".into(), |e| e.to_string_lossy().into_owned());
+    let tag = format!("[T{n}]");
+    let turns = vec![
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "files_with_matches"}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f1}))],
+        vec![call("Read", json!({"path": f2}))],
+        vec![call(
+            "Read",
+            json!({"path": f1, "offset": line1.saturating_sub(20).max(1), "limit": 120}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": second, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f3}))],
+        vec![call(
+            "Glob",
+            json!({"pattern": format!("*.{ext}"), "path": dir}),
+        )],
+        vec![call("Read", json!({"path": f4}))],
+    ];
+    Ok(Some(Task {
+        prompt: format!(
+            "{tag} Find where `{first}` is used and how it relates to `{second}`. Cite path:line evidence."
+        ),
+        tag,
+        turns,
+        evidence: vec![format!("{f1}:{line1}"), format!("{f2}:{line2}")],
+    }))
+}
+
+fn answer(task: &Task, status: &str) -> String {
+    json!({
+        "status": status,
+        "summary": format!("{}: the main uses are in {} and {}.", task.tag, task.evidence[0], task.evidence[1]),
+        "findings": [format!("First use at {}", task.evidence[0])],
+        "evidence": task.evidence,
+        "unresolved_questions": [],
+    })
+    .to_string()
+}
+
+fn script(tasks: &[Task]) -> Script {
+    let mut script = Script::new().require_api_key(KEY);
+    for t in tasks {
+        // The last, tool-less call after a budget ran out hands in what was found.
+        script = script.rule(
+            Rule::new(format!("final {}", t.tag))
+                .system_contains("your budget is exhausted")
+                .first_user_contains(t.tag.clone())
+                .turn(Turn::text(answer(t, "partial"))),
+        );
+        let mut rule = Rule::new(format!("explore {}", t.tag))
+            .system_contains("explore subagent")
+            .first_user_contains(t.tag.clone());
+        for calls in &t.turns {
+            rule = rule.turn(Turn::tools(calls.clone()));
+        }
+        script = script.rule(rule.turn(Turn::text(answer(t, "completed"))));
+    }
+    let tasks: Vec<ScriptedCall> = tasks
+        .iter()
+        .map(|t| {
+            call(
+                "Task",
+                json!({"description": t.tag, "subagent_type": "explore", "prompt": t.prompt}),
+            )
+        })
+        .collect();
+    script.rule(
+        Rule::new("main")
+            .system_contains("You are Canopy")
+            .turn(Turn::tools(tasks))
+            .turn(Turn::text("All explored.")),
+    )
+}
+
+/// What the children of one run did.
+#[derive(Default, Debug)]
+struct Tally {
+    completed: usize,
+    partial: usize,
+    overflow: usize,
+    failed: usize,
+    reasons: BTreeMap<String, usize>,
+    /// Largest request a child sent, as the server counted it (bytes / 4), and the child budget.
+    max_request_tokens: u64,
+    total_tokens: Vec<u64>,
+    tool_calls: Vec<u32>,
+}
+
+async fn run(root: &Path, tasks: &[Task], b: Budgets) -> BenchResult<Tally> {
+    let server = MockServer::start(script(tasks)).await?;
+    let slot = |model: &str| ModelSlotConfig {
+        provider: ProviderKind::Openai,
+        base_url: server.openai_base_url(),
+        model: model.to_string(),
+        context_window: 200_000,
+        input_price_per_mtok: None,
+        output_price_per_mtok: None,
+        max_output_tokens: 4_096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
+    };
+    let settings = Settings {
+        main: slot("mock-main"),
+        light: Some(slot("mock-light")),
+        parallelism: 8,
+        ..Settings::default()
+    };
+    let store = MemoryStore::new();
+    let origin = KeyOrigin::of(&server.openai_base_url())?;
+    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
+    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
+    let store: Arc<dyn SecretStore> = Arc::new(store);
+    let models = ConfiguredModels::new(settings.clone(), Default::default(), store);
+    let secrets = models.secrets();
+    let mut rs = runtime_settings(&settings);
+    rs.profile_overrides
+        .insert("explore".into(), (b, ModelSlot::Light));
+    let runtime = Runtime::new(rs, Arc::new(models), secrets);
+    let traces = tempfile::tempdir()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
+    let session = runtime.start_session(SessionOptions {
+        project_root: root.to_path_buf(),
+        trace_dir: traces.path().to_path_buf(),
+        approver: None,
+        events: tx,
+    })?;
+    let outcome = session.run("Explore these topics.".into()).await?;
+    if outcome.terminal_reason != TerminalReason::Completed {
+        return Err(fail(format!(
+            "the main run ended {:?}: {:?}",
+            outcome.terminal_reason, outcome.error
+        )));
+    }
+    let root_id = session.session_id().to_string();
+    let mut t = Tally::default();
+    while let Ok(r) = rx.try_recv() {
+        if r.session_id != root_id {
+            continue;
+        }
+        let (reason, partial, usage, calls) = match &r.event {
+            TraceEvent::SubagentCompleted {
+                terminal_reason,
+                result,
+                usage,
+                tool_calls,
+                ..
+            } => (
+                *terminal_reason,
+                result.status == canopy_protocol::ResultStatus::Partial,
+                usage.total(),
+                *tool_calls,
+            ),
+            TraceEvent::SubagentFailed {
+                terminal_reason,
+                usage,
+                tool_calls,
+                ..
+            } => {
+                t.failed += 1;
+                (*terminal_reason, false, usage.total(), *tool_calls)
+            }
+            _ => continue,
+        };
+        let word = serde_json::to_value(reason)?
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        *t.reasons.entry(word).or_default() += 1;
+        t.total_tokens.push(usage);
+        t.tool_calls.push(calls);
+        if matches!(&r.event, TraceEvent::SubagentCompleted { .. }) {
+            match reason {
+                TerminalReason::ContextOverflow => t.overflow += 1,
+                TerminalReason::Completed if !partial => t.completed += 1,
+                _ => t.partial += 1,
+            }
+        }
+    }
+    if t.total_tokens.len() != tasks.len() {
+        return Err(fail(format!(
+            "{} of {} children reported back",
+            t.total_tokens.len(),
+            tasks.len()
+        )));
+    }
+    t.max_request_tokens = server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .filter(|body| body.contains("explore subagent"))
+        .map(|body| body.len() as u64 / 4)
+        .max()
+        .unwrap_or(0);
+    // The host's promise: no request of a child goes over the child's context budget.
+    if t.max_request_tokens > b.max_context_tokens {
+        return Err(fail(format!(
+            "a child sent a request of {} tokens over its {}-token context budget",
+            t.max_request_tokens, b.max_context_tokens
+        )));
+    }
+    Ok(t)
+}
+
+fn median<T: Copy + Ord + Default>(mut v: Vec<T>) -> T {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// A small generated project for quick mode: modules that mention the generated topics.
+fn generated_tree() -> BenchResult<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    for m in 0..40 {
+        let folder = dir.path().join(format!("src/mod{}", m % 5));
+        std::fs::create_dir_all(&folder)?;
+        let mut text = String::new();
+        for i in 0..(60 + m * 10) {
+            let line = match i % 9 {
+                0 => format!("pub fn handle_request_{m}_{i}(req: &Request) -> Result<(), RequestError> {{ retry(Backoff::default(), || req.send()) }}\n"),
+                1 => format!("pub struct Config{m}_{i} {{ pub timeout_ms: u64 }}\n"),
+                2 => format!("fn load_config_{i}() -> Config {{ Config::default() }}\n"),
+                3 => format!("fn retry_{i}(token: &CancellationToken) {{ if token.is_cancelled() {{ return; }} }}\n"),
+                4 => format!("fn cancel_{i}(token: CancellationToken) {{ token.cancel() }}\n"),
+                _ => format!("// line {i} of module {m}: plain commentary padding the file to a realistic size\n"),
+            };
+            text.push_str(&line);
+        }
+        std::fs::write(folder.join(format!("file{m}.rs")), text)?;
+    }
+    Ok(dir)
+}
+
+fn trees(quick: bool) -> BenchResult<Vec<(String, PathBuf)>> {
+    if let Ok(list) = std::env::var("CANOPY_BENCH_TREES") {
+        return list
+            .split(',')
+            .map(|item| {
+                let (name, path) = item.split_once('=').ok_or_else(|| {
+                    fail(format!("CANOPY_BENCH_TREES: `{item}` is not name=path"))
+                })?;
+                Ok((name.to_string(), PathBuf::from(path)))
+            })
+            .collect();
+    }
+    if quick {
+        return Ok(Vec::new());
+    }
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../..")
+        .canonicalize()?;
+    let mut out = vec![("workspace".to_string(), workspace)];
+    let bench_dir = std::env::var("BENCH_TREE_DIR").unwrap_or_else(|_| "/tmp/canopy-bench".into());
+    if let Ok(entries) = std::fs::read_dir(&bench_dir) {
+        for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with("linux-source") {
+                out.push(("kernel".to_string(), e.path()));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[tokio::main]
+async fn main() -> BenchResult<()> {
+    let default = EXPLORE_BUDGETS;
+    let listed = BUDGETS
+        .iter()
+        .find(|(label, _)| label.contains("(default)"));
+    if listed.is_none_or(|(_, b)| {
+        (b.max_steps, b.max_context_tokens, b.max_total_tokens)
+            != (
+                default.max_steps,
+                default.max_context_tokens,
+                default.max_total_tokens,
+            )
+    }) {
+        return Err(fail(format!(
+            "the built-in explore budgets changed ({default:?}): update the `(default)` row of BUDGETS"
+        )));
+    }
+    let quick = std::env::var("CANOPY_BENCH_QUICK").is_ok_and(|v| v == "1")
+        || !std::env::args().any(|a| a == "--bench");
+    let generated = generated_tree()?;
+    let mut trees = trees(quick)?;
+    if quick && trees.is_empty() {
+        println!("quick mode: a smoke test of the benchmark on a small generated tree, not a measurement");
+        trees.push(("generated".into(), generated.path().to_path_buf()));
+    }
+    // `CANOPY_BENCH_BUDGETS=128k,160k` runs only the configurations whose label mentions one of them.
+    // Quick mode runs the built-in budgets only.
+    let only = std::env::var("CANOPY_BENCH_BUDGETS").unwrap_or_else(|_| {
+        if quick {
+            "(default)".into()
+        } else {
+            String::new()
+        }
+    });
+    let configs: Vec<(&str, Budgets)> = BUDGETS
+        .iter()
+        .copied()
+        .filter(|(label, _)| only.is_empty() || only.split(',').any(|w| label.contains(w.trim())))
+        .collect();
+    println!("| tree | budgets | tasks | completed | partial | context overflow | failed | how they ended | median tokens | median tool calls | largest request (tokens) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, root) in &trees {
+        let mut tasks = Vec::new();
+        for (i, (a, b)) in topics(name).into_iter().enumerate() {
+            if let Some(task) = plan(root, i + 1, a, b).await? {
+                tasks.push(task);
+            }
+        }
+        if tasks.is_empty() {
+            return Err(fail(format!("no task found matches in tree {name}")));
+        }
+        for (label, b) in &configs {
+            let t = run(root, &tasks, *b).await?;
+            println!(
+                "| {name} | {label} | {} | {} | {} | {} | {} | {} | {} | {} | {} of {} |",
+                tasks.len(),
+                t.completed,
+                t.partial,
+                t.overflow,
+                t.failed,
+                t.reasons
+                    .iter()
+                    .map(|(r, n)| format!("{r} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                median(t.total_tokens.clone()),
+                median(t.tool_calls.clone()),
+                t.max_request_tokens,
+                b.max_context_tokens,
+            );
+            if t.failed > 0 {
+                eprintln!("  ended as: {:?}", t.reasons);
+            }
+            // With the built-in budgets, the generated tree's small tasks all finish.
+            if quick && t.completed != tasks.len() {
+                return Err(fail(format!(
+                    "with the built-in budgets not every child completed: {:?}",
+                    t.reasons
+                )));
+            }
+        }
+    }
+    Ok(())
+}
