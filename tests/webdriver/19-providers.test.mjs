@@ -53,7 +53,7 @@ before(async () => {
   app = await launch(cfg, copyFixture());
 });
 after(async () => {
-  await app?.close('17-providers-end');
+  await app?.close('19-providers-end');
   ollama?.kill();
 });
 

@@ -27,7 +27,7 @@ before(async () => {
   fs.writeFileSync(agentsFile, profile(DESCRIPTION));
   app = await launch(cfg, project);
 });
-after(async () => app?.close('17-profile-trust-end'));
+after(async () => app?.close('18-profile-trust-end'));
 
 const exists = async (browser, id) => (await browser.$(`[data-testid="${id}"]`)).isExisting();
 
@@ -58,7 +58,7 @@ test('the profiles are shown with their text, and a run before the answer sends 
   assert.match(await textOf(row), /tools: Read, Grep/);
   assert.match(await textOf(row), /\.canopy\/agents\/docs\.md/);
   assert.match(await textOf(box), /runs use the built-in profiles only/);
-  await screenshot(browser, cfg, '17-profile-trust-ask');
+  await screenshot(browser, cfg, '18-profile-trust-ask');
 
   const sent = await runAndCollect(browser, 'TRUST-BEFORE');
   assert.ok(!sent.includes('PROFILE-DESC-MARKER') && !sent.includes('PROFILE-PROMPT-MARKER'), 'untrusted profile text reached the model');
@@ -79,7 +79,7 @@ test('"Built-in profiles only" keeps them out; Review, then "Use these profiles"
   await (await byTestId(browser, 'profiles-trust-yes')).click();
   await waitFor(browser, 'Settings to say they are used', async () => /are used in runs/.test(await textOf(await byTestId(browser, 'profiles-trust-state'))));
   assert.equal(await exists(browser, 'profiles-trust'), false);
-  await screenshot(browser, cfg, '17-profile-trust-settings');
+  await screenshot(browser, cfg, '18-profile-trust-settings');
 
   await (await byTestId(browser, 'nav-session')).click();
   const trusted = await runAndCollect(browser, 'TRUST-AFTER');
