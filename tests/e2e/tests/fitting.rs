@@ -440,3 +440,51 @@ async fn a_child_that_really_fills_its_context_ends_with_the_reason_visible() {
         "{parent_saw:.400}"
     );
 }
+
+/// The main agent on a small-context model (an 8k local model): one Read of a file many times its
+/// context no longer overflows it. Its output is sized to what compaction cannot remove, so the run
+/// answers, and every request it sent stayed under its context budget.
+#[tokio::test]
+async fn the_main_agent_on_a_small_context_reads_a_big_file_and_still_answers() {
+    const MAIN_CONTEXT: u64 = 8_000;
+    let big = generated_file(MAIN_CONTEXT as usize * 4 * 4);
+    let script = Script::new().rule(
+        main_agent_rule()
+            .turn(Turn::tools(vec![call("Read", json!({"path": "gen.rs"}))]))
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs"}),
+            )]))
+            .turn(Turn::text(
+                "gen.rs holds generated mixing functions; login is in src/auth.rs:3",
+            )),
+    );
+    let scenario = Scenario::start(script).await;
+    std::fs::write(scenario.project().join("gen.rs"), &big).unwrap();
+    let rt = scenario.runtime(ProviderKind::Openai, false, |rs| {
+        rs.profile_overrides
+            .insert("main".into(), main_budgets(10, 200_000, 120_000));
+        if let Some((b, _)) = rs.profile_overrides.get_mut("main") {
+            b.max_context_tokens = MAIN_CONTEXT;
+        }
+    });
+    let ran = scenario.run(&rt, "Look at gen.rs").await;
+
+    assert_eq!(ran.ended_as(&ran.root), Some(TerminalReason::Completed));
+    let reads = ran.tool_ends(&ran.root);
+    assert_eq!(reads.len(), 2);
+    assert!(reads.iter().all(|r| r.1 == ToolStatus::Ok), "{reads:?}");
+    assert!(reads[0].2.contains("pub fn generated_1("));
+    assert!(reads[1].2.contains("fn login"));
+    let sizes: Vec<u64> = scenario
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string().len() as u64 / 4)
+        .collect();
+    assert!(sizes.len() >= 3, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&t| t <= MAIN_CONTEXT),
+        "a request passed the 8k context: {sizes:?}"
+    );
+}

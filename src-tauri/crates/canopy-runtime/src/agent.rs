@@ -975,17 +975,26 @@ async fn run_loop(
             continuation.clear();
             let deadline = st.deadline();
             ctx.set_run_limits(st);
-            let allowance = (ctx.agent != AgentKind::Main).then(|| {
-                let est = (estimate_tokens(ctx.profile.system_prompt(), history, &ctx.tool_specs)
+            // A subagent gets a share of the room its history leaves. The main agent compacts
+            // older turns when it fills up, so only what compaction cannot remove (the system
+            // prompt and the tool specs) counts against it: one result still never outgrows the
+            // context, even on a small local model.
+            let allowance = {
+                let kept: &[Message] = if ctx.agent == AgentKind::Main {
+                    &[]
+                } else {
+                    history
+                };
+                let est = (estimate_tokens(ctx.profile.system_prompt(), kept, &ctx.tool_specs)
                     as f64
                     * st.calibration) as u64;
-                TurnAllowance::new(
+                Some(TurnAllowance::new(
                     budgets.max_context_tokens,
                     est,
                     st.calibration,
                     allowance::running(&resp.tool_calls),
-                )
-            });
+                ))
+            };
             let results = run_tools_until(ctx, &resp.tool_calls, allowance, deadline, cancel).await;
             st.tool_calls += resp.tool_calls.len() as u32;
             history.extend(results);
