@@ -230,7 +230,9 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
                 let room = body_cap.saturating_sub(out.len() + 40);
                 let cut = truncate::floor_char_boundary(&entry, room);
                 out.push_str(entry[..cut].trim_end_matches('\n'));
-                out.push_str("… [line cut to fit the output allowance]\n");
+                out.push_str(
+                    "… [line cut to fit the output allowance; Read shows no more of this line]\n",
+                );
                 written_lines = 1;
             }
             break;
