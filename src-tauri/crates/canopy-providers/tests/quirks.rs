@@ -85,10 +85,11 @@ async fn a_reasoning_model_is_adapted_to_once_per_parameter_and_the_lesson_is_sh
     assert_eq!(adapted(&deltas).len(), 1);
 }
 
-/// A server that rejects `temperature` whatever the model (as some proxies do for a model they
-/// route to a reasoning model under another name).
+/// A plain endpoint gets `max_tokens` and a caller's temperature as given; a known reasoning model
+/// never gets the temperature, so only its token parameter needs the one adaptation.
 #[tokio::test]
-async fn a_rejected_temperature_is_dropped_and_a_plain_server_keeps_max_tokens() {
+async fn a_plain_server_keeps_max_tokens_and_temperature_and_a_reasoning_model_gets_no_temperature()
+{
     let s = server(Turn::text("ok")).await;
     // `gpt-4.1` on a plain endpoint: max_tokens and the temperature go as given, in one request.
     let config = ProviderConfig::new(ProviderKind::Openai, s.openai_base_url(), "gpt-4.1");
@@ -100,7 +101,7 @@ async fn a_rejected_temperature_is_dropped_and_a_plain_server_keeps_max_tokens()
     assert!(body.get("max_completion_tokens").is_none());
     assert!(body.get("reasoning_effort").is_none());
 
-    // A reasoning model behind a proxy alias: the temperature is only learned from the 400.
+    // A reasoning model known by its id: the temperature is left out before any 400.
     let s = server(Turn::text("ok")).await;
     let mut config = ProviderConfig::new(ProviderKind::Openai, s.openai_base_url(), "o4-mini");
     config.reasoning_effort = Some(ReasoningEffort::Low);
@@ -109,6 +110,10 @@ async fn a_rejected_temperature_is_dropped_and_a_plain_server_keeps_max_tokens()
     let (result, deltas) = run(config, &with_temp).await;
     assert!(result.is_ok());
     assert_eq!(adapted(&deltas), ["max_tokens -> max_completion_tokens"]);
+    assert!(s
+        .requests()
+        .iter()
+        .all(|r| r.body.get("temperature").is_none()));
 }
 
 #[tokio::test]
