@@ -48,6 +48,7 @@ fi
 
 step "Benchmarks in quick mode (smoke test: each still completes and its own checks hold; no timings)"
 CANOPY_BENCH_QUICK=1 cargo test -p canopy-runtime --benches --quiet
+CANOPY_BENCH_QUICK=1 npm run --prefix ui bench
 scripts/bench-search.sh --quick
 # The WebKit benches reuse the debug app the WebDriver tests just built (target/canopy-app/canopy).
 if [ -x scripts/e2e-webdriver.sh ]; then

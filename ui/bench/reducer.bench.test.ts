@@ -49,12 +49,17 @@ function synth(agents: number, total: number): TraceRecord[] {
   return out.slice(0, total);
 }
 
+// Quick mode (CANOPY_BENCH_QUICK=1, run by scripts/test-all.sh): a tenth of the events and no timing
+// checks, so CI shows the benchmark still runs and its own checks hold without timing a noisy machine.
+const QUICK = process.env.CANOPY_BENCH_QUICK === '1';
+const SCALE = QUICK ? 10 : 1;
+
 function nodeCount(s: TreeState): number {
   return s.nodes.size;
 }
 
 it('streams a 500-agent run at 2,000 events/s in 60 fps batches', () => {
-  const recs = synth(500, 60_000); // 30 s of stream at 2,000 events/s
+  const recs = synth(500, 60_000 / SCALE); // 30 s of stream at 2,000 events/s (3 s in quick mode)
   const perFrame = Math.ceil(2000 / 60);
   let s = emptyState();
   const frameMs: number[] = [];
@@ -75,15 +80,15 @@ it('streams a 500-agent run at 2,000 events/s in 60 fps batches', () => {
   );
   expect(nodeCount(s)).toBe(501);
   // A frame at 60 fps is 16.7 ms; reducing must leave most of it for rendering.
-  expect(p99).toBeLessThan(4);
+  if (!QUICK) expect(p99).toBeLessThan(4);
 });
 
 it('reduces a 100k-event trace', () => {
-  const recs = synth(500, 100_000);
+  const recs = synth(500, 100_000 / SCALE);
   const t0 = performance.now();
   const s = applyRecords(emptyState(), recs);
   const ms = performance.now() - t0;
-  console.log(`[bench] 100k-event trace reduced in one batch: ${ms.toFixed(0)} ms (${Math.round(100_000 / (ms / 1000))} events/s)`);
+  console.log(`[bench] ${recs.length}-event trace reduced in one batch: ${ms.toFixed(0)} ms (${Math.round(recs.length / (ms / 1000))} events/s)`);
   expect(nodeCount(s)).toBe(501);
-  expect(ms).toBeLessThan(5000);
+  if (!QUICK) expect(ms).toBeLessThan(5000);
 });
