@@ -380,7 +380,7 @@ mod tests {
             .content;
         assert!(out.len() <= 600 + 100, "{} bytes", out.len());
         assert!(
-            out.contains("[line cut to fit the output allowance]"),
+            out.contains("[line cut to fit the output allowance; Read shows no more of this line]"),
             "{out}"
         );
         assert!(out.contains("Read on with offset=2 limit=1"), "{out}");
