@@ -1,21 +1,19 @@
 //! Model endpoints: a real test call, the model list, and probing for a local Ollama. All go through
 //! `canopy_providers`, the same clients runs use, so a passing test means runs can reach the model.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use canopy_config::{KeyOrigin, ModelSlotConfig};
-use canopy_protocol::{Message, ModelSlot};
-use canopy_providers::{client_for, ModelListing, ModelRequest, ProviderConfig, ProviderError};
+use canopy_host::connection::{self, CALL_TIMEOUT};
+use canopy_protocol::ModelSlot;
+use canopy_providers::{client_for, ModelListing, ProviderConfig, ProviderError};
 use serde::Serialize;
 use tauri::State;
-use tokio_util::sync::CancellationToken;
 use ts_rs::TS;
 
 use crate::error::{CommandError, CommandResult, ErrorCode};
 use crate::state::AppState;
 
-/// Longest a connection test or model listing may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest the Ollama probe waits: it runs when the settings screen opens and must not stall it.
 const OLLAMA_TIMEOUT: Duration = Duration::from_millis(1500);
 
@@ -139,21 +137,7 @@ enum Purpose {
 
 /// A provider error phrased for the settings screen.
 fn describe(error: &ProviderError, config: &ProviderConfig) -> String {
-    match error {
-        ProviderError::Auth { .. } => format!("the API key was rejected: {error}"),
-        ProviderError::NotFound { .. } => format!(
-            "model `{}` or its endpoint was not found at {}: {error}",
-            config.model, config.base_url
-        ),
-        ProviderError::Network(_) | ProviderError::IdleTimeout(_) => {
-            format!("cannot reach {}: {error}", config.base_url)
-        }
-        _ => error.to_string(),
-    }
-}
-
-fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    connection::describe(error, &config.base_url, &config.model)
 }
 
 /// Sends a one-token, tool-less request to the slot's model and reports what happened. `config` is
@@ -167,47 +151,12 @@ pub async fn test_connection(
     let config = slot_config(&state, slot, config, Purpose::Call).await?;
     let client = client_for(config.clone())
         .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
-    let request = ModelRequest {
-        system: "Reply with OK.".to_string(),
-        messages: vec![Message::User {
-            text: "ping".to_string(),
-        }],
-        tools: Vec::new(),
-        allow_tool_calls: false,
-        max_tokens: 1,
-        temperature: None,
-    };
-    let cancel = CancellationToken::new();
-    let start = Instant::now();
-    let result =
-        tokio::time::timeout(CALL_TIMEOUT, client.complete(&request, &|_| {}, &cancel)).await;
-    let latency_ms = elapsed_ms(start);
-    Ok(match result {
-        Ok(Ok(response)) => ConnectionTest {
-            ok: true,
-            latency_ms,
-            model: Some(response.model),
-            error: None,
-        },
-        Ok(Err(e)) => ConnectionTest {
-            ok: false,
-            latency_ms,
-            model: None,
-            error: Some(describe(&e, &config)),
-        },
-        Err(_) => {
-            cancel.cancel();
-            ConnectionTest {
-                ok: false,
-                latency_ms,
-                model: None,
-                error: Some(format!(
-                    "{} did not answer within {} s",
-                    config.base_url,
-                    CALL_TIMEOUT.as_secs()
-                )),
-            }
-        }
+    let ping = connection::ping(client.as_ref(), &config.base_url, &config.model).await;
+    Ok(ConnectionTest {
+        ok: ping.answer.is_ok(),
+        latency_ms: ping.latency_ms,
+        model: ping.answer.clone().ok(),
+        error: ping.answer.err(),
     })
 }
 
