@@ -1,11 +1,12 @@
 //! Runs: starting a main session in the open project, follow-ups, cancellation and approvals. Events
 //! stream to the run's channel through [`crate::bridge`].
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use canopy_host::{SessionStart, StartedSession};
 use canopy_protocol::TraceRecord;
-use canopy_runtime::{ApprovalAnswer, Runtime, SessionOptions};
+use canopy_runtime::ApprovalAnswer;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -27,15 +28,6 @@ pub struct RunHandle {
     /// What the person should be told about the session's start, e.g. temporary files of an
     /// interrupted edit that were removed from the project. Empty for follow-ups.
     pub notices: Vec<String>,
-}
-
-/// Builds a runtime from the settings in force now (the host layer: settings, overrides, keys and
-/// redaction). It uses the project's own profiles only while their files are the ones the person
-/// trusted (the runtime checks the digest itself, just before the session starts). A missing main
-/// key is `missing_key`, so the UI sends the person to Settings.
-async fn build_runtime(state: &AppState, project_root: &Path) -> CommandResult<Arc<Runtime>> {
-    let trusted = state.host().trusted_profiles(project_root);
-    Ok(state.host().runtime(trusted).await?)
 }
 
 fn check_prompt(prompt: &str) -> CommandResult<()> {
@@ -106,15 +98,25 @@ pub async fn start_run(
 ) -> CommandResult<RunHandle> {
     check_prompt(&prompt)?;
     let project = state.require_project()?;
-    let trace_dir = state.trace_dir()?;
-    let runtime = build_runtime(&state, Path::new(&project.root)).await?;
+    let root = Path::new(&project.root);
     let (events, received) = tokio::sync::mpsc::unbounded_channel();
-    let session = runtime.start_session(SessionOptions {
-        project_root: PathBuf::from(&project.root),
-        trace_dir,
-        approver: Some(Arc::new(AppApprover::new(state.runs().approvals().clone()))),
-        events,
-    })?;
+    // The project's own profiles are used only while their files are the ones the person trusted
+    // (the runtime checks the digest again just before the session starts). A missing main key is
+    // `missing_key`, so the UI sends the person to Settings.
+    let StartedSession {
+        runtime, session, ..
+    } = state
+        .host()
+        .start_session(
+            root,
+            SessionStart {
+                trace_dir: Some(state.trace_dir()?),
+                trusted_profiles: state.host().trusted_profiles(root),
+                approver: Some(Arc::new(AppApprover::new(state.runs().approvals().clone()))),
+                events,
+            },
+        )
+        .await?;
     let sinks = SinkQueue::default();
     tauri::async_runtime::spawn(bridge::forward(received, sinks.clone()));
     let notices = session.notices().to_vec();

@@ -7,12 +7,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use canopy_host::connection;
+use canopy_host::connection::SlotCheck;
 use canopy_host::profiles::RunProfilesDecision;
-use canopy_host::Host;
-use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
-use canopy_runtime::trace_reader;
-use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
+use canopy_host::{history, Host, SessionStart, StartedSession};
+use canopy_protocol::{TerminalReason, TraceRecord};
+use canopy_runtime::{FlagApprover, Runtime};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -225,17 +224,23 @@ async fn run(
     let root = project
         .canonicalize()
         .map_err(|e| format!("project folder {}: {e}", project.display()))?;
-    let trace_dir = trace_dir.unwrap_or_else(|| host.trace_dir(&root));
-    let trusted = project_profiles_trust(&host, &root, trust_project_profiles)?;
-    let runtime = host.runtime(trusted).await.map_err(|e| e.to_string())?;
+    let trusted_profiles = project_profiles_trust(&host, &root, trust_project_profiles)?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
-    let session = runtime
-        .start_session(SessionOptions {
-            project_root: root,
-            trace_dir: trace_dir.clone(),
-            approver: Some(Arc::new(FlagApprover::new(allowed))),
-            events: tx,
-        })
+    let StartedSession {
+        runtime,
+        session,
+        trace_dir,
+    } = host
+        .start_session(
+            &root,
+            SessionStart {
+                trace_dir,
+                trusted_profiles,
+                approver: Some(Arc::new(FlagApprover::new(allowed))),
+                events: tx,
+            },
+        )
+        .await
         .map_err(|e| e.to_string())?;
     for n in session.notices() {
         eprintln!("note: {}", render::one_line(n));
@@ -395,79 +400,44 @@ async fn handle_interrupts(
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
-    let trees = if path.is_dir() {
-        trace_reader::read_trees(path)
-    } else {
-        if !path.exists() {
-            return Err(format!("no trace file at {}", path.display()));
-        }
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or_else(|| Path::new("."));
-        let id = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
-        // Only this session's file and its descendants' are read, not the whole folder.
-        vec![trace_reader::read_tree(dir, id)
-            .map_err(|e| format!("cannot show {}: {e}", path.display()))?]
-    };
-    if trees.is_empty() {
-        return Err(format!("no sessions found in {}", path.display()));
-    }
-    for tree in &trees {
-        print!("{}", render::tree(tree));
+    for tree in history::trees_at(path).map_err(|e| e.to_string())? {
+        print!("{}", render::tree(&tree));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn models_check() -> Result<ExitCode, String> {
-    let models = host()?.models().map_err(|e| e.to_string())?;
+    let checks = host()?.check_models().await.map_err(|e| e.to_string())?;
     let mut all_ok = true;
-    for slot in [ModelSlot::Main, ModelSlot::Light] {
+    for SlotCheck { slot, outcome } in checks {
         let label = slot.as_str();
-        let resolved = match models.resolve(slot) {
-            Ok(r) => r,
-            Err(e) => {
-                all_ok = false;
-                println!("{label}: NOT USABLE — {}", render::one_line(&e.to_string()));
-                continue;
-            }
-        };
-        let info = &resolved.info;
-        let fallback = if info.fallback {
-            " (light not configured: uses main)"
-        } else {
-            ""
-        };
-        let ping = connection::ping(resolved.client.as_ref(), &info.base_url, &info.model_id).await;
         // The reported model id, the error and even the configured ids come from outside
         // (a server, a settings file): escaped like everything else printed.
-        match ping.answer {
-            Ok(model) => println!(
-                "{}",
-                render::one_line(&format!(
-                    "{label}: OK — {} {} at {} answered in {} ms (reported model: {model}){fallback}",
+        let (ok, line) = match outcome {
+            Err(e) => (false, format!("{label}: NOT USABLE — {e}")),
+            Ok((info, ping)) => {
+                let fallback = if info.fallback {
+                    " (light not configured: uses main)"
+                } else {
+                    ""
+                };
+                let model = format!(
+                    "{} {} at {}",
                     info.provider.as_str(),
                     info.model_id,
-                    info.base_url,
-                    ping.latency_ms,
-                ))
-            ),
-            Err(e) => {
-                all_ok = false;
-                println!(
-                    "{}",
-                    render::one_line(&format!(
-                        "{label}: FAILED — {} {} at {}: {e}{fallback}",
-                        info.provider.as_str(),
-                        info.model_id,
-                        info.base_url
-                    ))
+                    info.base_url
                 );
+                match ping.answer {
+                    Ok(reported) => (true, format!(
+                        "{label}: OK — {model} answered in {} ms (reported model: {reported}){fallback}",
+                        ping.latency_ms
+                    )),
+                    Err(e) => (false, format!("{label}: FAILED — {model}: {e}{fallback}")),
+                }
             }
-        }
+        };
+        all_ok &= ok;
+        println!("{}", render::one_line(&line));
     }
     Ok(if all_ok {
         ExitCode::SUCCESS

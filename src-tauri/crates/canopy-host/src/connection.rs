@@ -3,9 +3,13 @@
 
 use std::time::{Duration, Instant};
 
-use canopy_protocol::Message;
+use canopy_protocol::{Message, ModelInfo, ModelSlot};
 use canopy_providers::{ModelClient, ModelRequest, ProviderError};
+use canopy_runtime::ModelResolver;
 use tokio_util::sync::CancellationToken;
+
+use crate::error::HostResult;
+use crate::host::Host;
 
 /// Longest a test call (or a model listing) may take.
 pub const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -68,4 +72,35 @@ pub async fn ping(client: &dyn ModelClient, base_url: &str, model: &str) -> Ping
         }
     };
     Ping { latency_ms, answer }
+}
+
+/// What checking one configured slot found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotCheck {
+    /// The slot asked for.
+    pub slot: ModelSlot,
+    /// The model it resolved to and the test call's outcome, or why it cannot be used at all
+    /// (no key, a bad endpoint).
+    pub outcome: Result<(ModelInfo, Ping), String>,
+}
+
+impl Host {
+    /// Makes a test call on each slot in the settings in force (light falling back to main as in
+    /// runs), one after the other.
+    pub async fn check_models(&self) -> HostResult<Vec<SlotCheck>> {
+        let models = self.models()?;
+        let mut checks = Vec::new();
+        for slot in [ModelSlot::Main, ModelSlot::Light] {
+            let outcome = match models.resolve(slot) {
+                Ok(resolved) => {
+                    let info = resolved.info;
+                    let ping = ping(resolved.client.as_ref(), &info.base_url, &info.model_id).await;
+                    Ok((info, ping))
+                }
+                Err(e) => Err(e.to_string()),
+            };
+            checks.push(SlotCheck { slot, outcome });
+        }
+        Ok(checks)
+    }
 }

@@ -4,7 +4,7 @@
 use canopy_protocol::TerminalReason;
 use std::path::Path;
 
-use canopy_runtime::trace_reader::{self, LoadOptions, SessionStatus};
+use canopy_runtime::trace_reader::{self, LoadOptions, SessionNode, SessionStatus};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -121,4 +121,37 @@ pub async fn load_tool_output(dir: &Path, session_id: &str, call_id: &str) -> Ho
 /// before calling this.
 pub fn delete_session(dir: &Path, session_id: &str) -> HostResult<()> {
     Ok(trace_reader::delete_session_tree(dir, session_id)?)
+}
+
+/// The session trees recorded at `path`: every root's in a trace folder, or, for one `.jsonl`
+/// file, that session's with its descendants (only their files are read, not the whole folder).
+pub fn trees_at(path: &Path) -> HostResult<Vec<SessionNode>> {
+    let trees = if path.is_dir() {
+        trace_reader::read_trees(path)
+    } else {
+        if !path.exists() {
+            return Err(HostError::NotFound(format!(
+                "no trace file at {}",
+                path.display()
+            )));
+        }
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."));
+        let id = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        vec![trace_reader::read_tree(dir, id).map_err(|e| {
+            HostError::InvalidArgument(format!("cannot show {}: {e}", path.display()))
+        })?]
+    };
+    if trees.is_empty() {
+        return Err(HostError::NotFound(format!(
+            "no sessions found in {}",
+            path.display()
+        )));
+    }
+    Ok(trees)
 }

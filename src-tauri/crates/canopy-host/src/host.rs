@@ -10,8 +10,9 @@ use canopy_config::{
     apply_env_overrides, ConfigError, IndexedStore, KeyringStore, ProfileTrust, SecretStore,
     Settings, SettingsStore,
 };
-use canopy_protocol::ModelSlot;
-use canopy_runtime::Runtime;
+use canopy_protocol::{ModelSlot, TraceRecord};
+use canopy_runtime::{Approver, MainSession, Runtime, SessionOptions};
+use tokio::sync::mpsc::UnboundedSender;
 
 use crate::error::{HostError, HostResult};
 use crate::models::{key_env, ConfiguredModels};
@@ -192,6 +193,52 @@ impl Host {
         })
         .await
         .map_err(|e| HostError::Blocking(format!("could not prepare the run: {e}")))?
+    }
+}
+
+/// How a host starts a main session in a project.
+pub struct SessionStart {
+    /// Where trace files go; `None`: the project's folder under the data folder.
+    pub trace_dir: Option<PathBuf>,
+    /// The digest of the project's own profiles the person trusted (`None`: built-ins only).
+    pub trusted_profiles: Option<String>,
+    /// Who answers approval requests (`None`: asks are denied).
+    pub approver: Option<Arc<dyn Approver>>,
+    /// The live event stream of the session and every subagent under it.
+    pub events: UnboundedSender<TraceRecord>,
+}
+
+/// A main session that has started, with the runtime that cancels it.
+pub struct StartedSession {
+    /// The runtime (settings, keys and redaction as they were at the start).
+    pub runtime: Arc<Runtime>,
+    /// The session.
+    pub session: Arc<MainSession>,
+    /// Where its traces go.
+    pub trace_dir: PathBuf,
+}
+
+impl Host {
+    /// Starts a main session in the project at `root` with a runtime for the settings in force now
+    /// ([`Host::runtime`]). Nothing is sent to a model until the host runs a prompt.
+    pub async fn start_session(
+        &self,
+        root: &Path,
+        start: SessionStart,
+    ) -> HostResult<StartedSession> {
+        let trace_dir = start.trace_dir.unwrap_or_else(|| self.trace_dir(root));
+        let runtime = self.runtime(start.trusted_profiles).await?;
+        let session = runtime.start_session(SessionOptions {
+            project_root: root.to_path_buf(),
+            trace_dir: trace_dir.clone(),
+            approver: start.approver,
+            events: start.events,
+        })?;
+        Ok(StartedSession {
+            runtime,
+            session,
+            trace_dir,
+        })
     }
 }
 

@@ -17,6 +17,6 @@ pub mod profiles;
 pub mod settings;
 
 pub use error::{HostError, HostResult};
-pub use host::{process_env, EnvFn, Host, HostSetup};
+pub use host::{process_env, EnvFn, Host, HostSetup, SessionStart, StartedSession};
 pub use models::{ConfiguredModels, EnvSnapshot};
 pub use settings::runtime_settings;
