@@ -122,6 +122,8 @@ impl From<canopy_host::HostError> for CommandError {
             E::InvalidArgument(_) => ErrorCode::InvalidArgument,
             E::Io(_) => ErrorCode::Io,
             E::Platform(_) => ErrorCode::Platform,
+            E::NotConfigured(_) => ErrorCode::NotConfigured,
+            E::Provider(_) => ErrorCode::ProviderError,
             E::Blocking(_) => ErrorCode::RuntimeError,
         };
         CommandError::new(code, e.to_string())

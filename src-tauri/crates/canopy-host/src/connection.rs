@@ -3,12 +3,15 @@
 
 use std::time::{Duration, Instant};
 
+use canopy_config::{KeyOrigin, ModelSlotConfig};
 use canopy_protocol::{Message, ModelInfo, ModelSlot};
-use canopy_providers::{ModelClient, ModelRequest, ProviderError};
+use canopy_providers::{
+    client_for, ModelClient, ModelListing, ModelRequest, ProviderConfig, ProviderError,
+};
 use canopy_runtime::ModelResolver;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::HostResult;
+use crate::error::{HostError, HostResult};
 use crate::host::Host;
 
 /// Longest a test call (or a model listing) may take.
@@ -84,7 +87,133 @@ pub struct SlotCheck {
     pub outcome: Result<(ModelInfo, Ping), String>,
 }
 
+/// What a slot configuration is needed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// A real call to the model.
+    Call,
+    /// Listing the endpoint's models.
+    List,
+}
+
 impl Host {
+    /// The client configuration of a slot with its key, for a test call or a model listing. `on_screen` is the slot as the settings screen
+    /// shows it, saved or not, validated as saving would; without it, the slot in the settings in force.
+    /// The key is only ever the one stored for that configuration's own endpoint origin, or the slot's
+    /// environment variable when that origin is the slot's in the settings in force, so neither a key
+    /// stored for one endpoint nor an environment key reaches an endpoint only typed on screen. Tests and
+    /// listings make one attempt: retries would only hide the answer the person is waiting for. The key
+    /// is read off the async workers, since the keychain may wait for an unlock prompt.
+    pub async fn slot_client_config(
+        &self,
+        slot: ModelSlot,
+        on_screen: Option<ModelSlotConfig>,
+        purpose: Purpose,
+    ) -> HostResult<ProviderConfig> {
+        // With a configuration from the screen, settings in force that cannot be built (a bad
+        // environment override) only mean the environment key is not used.
+        let effective = self.effective_settings();
+        let (slot_settings, from_screen) = match on_screen {
+            Some(mut config) => {
+                // Listing is how a person finds a model id to fill in, so an empty one is fine there;
+                // clients refuse an empty id and listing never sends it, so any name does.
+                if purpose == Purpose::List && config.model.trim().is_empty() {
+                    config.model = "list".to_string();
+                }
+                config.validate(slot.as_str())?;
+                (config, true)
+            }
+            None => {
+                // Read again for an owned error: config errors are not `Clone`.
+                let settings = self.effective_settings()?;
+                let config = match slot {
+                    ModelSlot::Main => settings.main,
+                    ModelSlot::Light => settings.light.ok_or_else(|| {
+                        HostError::NotConfigured(
+                            "the light model is not configured (subagents use the main model)"
+                                .to_string(),
+                        )
+                    })?,
+                };
+                (config, false)
+            }
+        };
+        // An endpoint typed on screen gets the slot's environment key only when it is the endpoint the
+        // slot runs on anyway; a key stored for the on-screen endpoint itself still applies.
+        let env_applies = !from_screen
+            || match (&effective, KeyOrigin::of(&slot_settings.base_url)) {
+                (Ok(effective), Ok(origin)) => {
+                    canopy_config::keys::env_key_applies(slot, &origin, effective)
+                }
+                _ => false,
+            };
+        let var = canopy_config::api_key_env_var(slot);
+        let env_value = self.env(var).filter(|_| env_applies);
+        let store = self.secrets().clone();
+        let base_url = slot_settings.base_url.clone();
+        let key = tokio::task::spawn_blocking(move || {
+            let env = |name: &str| if name == var { env_value.clone() } else { None };
+            canopy_config::require_api_key_for(slot, &base_url, &env, store.as_ref())
+        })
+        .await
+        .map_err(|e| HostError::Blocking(format!("keychain task failed: {e}")))??;
+        let mut config = ProviderConfig::new(
+            slot_settings.provider,
+            slot_settings.base_url,
+            slot_settings.model,
+        );
+        config.api_key = key;
+        // A test call is shaped like a run's calls, so it fails or passes as they would.
+        config.reasoning_effort = slot_settings.reasoning_effort;
+        config.thinking_budget = slot_settings.thinking_budget_tokens;
+        config.context_window = Some(slot_settings.context_window);
+        config.detect_ollama = true;
+        config.max_retries = 0;
+        config.connect_timeout = Duration::from_secs(5);
+        config.idle_timeout = Duration::from_secs(20);
+        Ok(config)
+    }
+
+    /// A test call to `slot`'s model (`on_screen` as for [`Host::slot_client_config`]). A client
+    /// that cannot even be built (a malformed URL) is an error; everything after is in the [`Ping`].
+    pub async fn test_call(
+        &self,
+        slot: ModelSlot,
+        on_screen: Option<ModelSlotConfig>,
+    ) -> HostResult<Ping> {
+        let config = self
+            .slot_client_config(slot, on_screen, Purpose::Call)
+            .await?;
+        let client = client_for(config.clone())
+            .map_err(|e| HostError::Provider(describe(&e, &config.base_url, &config.model)))?;
+        Ok(ping(client.as_ref(), &config.base_url, &config.model).await)
+    }
+
+    /// The models `slot`'s endpoint offers (`on_screen` as for [`Host::slot_client_config`]), with
+    /// the context window and prices where the endpoint reports them.
+    pub async fn list_models(
+        &self,
+        slot: ModelSlot,
+        on_screen: Option<ModelSlotConfig>,
+    ) -> HostResult<Vec<ModelListing>> {
+        let config = self
+            .slot_client_config(slot, on_screen, Purpose::List)
+            .await?;
+        let described =
+            |e: ProviderError| HostError::Provider(describe(&e, &config.base_url, &config.model));
+        let client = client_for(config.clone()).map_err(described)?;
+        tokio::time::timeout(CALL_TIMEOUT, client.list_models())
+            .await
+            .map_err(|_| {
+                HostError::Provider(format!(
+                    "{} did not list its models within {} s",
+                    config.base_url,
+                    CALL_TIMEOUT.as_secs()
+                ))
+            })?
+            .map_err(described)
+    }
+
     /// Makes a test call on each slot in the settings in force (light falling back to main as in
     /// runs), one after the other.
     pub async fn check_models(&self) -> HostResult<Vec<SlotCheck>> {

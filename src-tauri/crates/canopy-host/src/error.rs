@@ -31,6 +31,12 @@ pub enum HostError {
     /// Reading a file failed.
     #[error("{0}")]
     Io(String),
+    /// The model slot is not configured (the light slot unset).
+    #[error("{0}")]
+    NotConfigured(String),
+    /// The model endpoint failed (bad key, unreachable, unknown model), in words for people.
+    #[error("{0}")]
+    Provider(String),
     /// A desktop facility (the default application, the file manager) failed.
     #[error("{0}")]
     Platform(String),
