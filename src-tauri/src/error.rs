@@ -124,7 +124,7 @@ impl From<canopy_host::HostError> for CommandError {
             E::Platform(_) => ErrorCode::Platform,
             E::NotConfigured(_) => ErrorCode::NotConfigured,
             E::Provider(_) => ErrorCode::ProviderError,
-            E::Blocking(_) => ErrorCode::RuntimeError,
+            E::Blocking(_) => ErrorCode::Platform,
         };
         CommandError::new(code, e.to_string())
     }

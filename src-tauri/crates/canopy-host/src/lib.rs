@@ -1,6 +1,6 @@
 //! The host layer shared by `canopy-cli` and the desktop app. Everything a host does between a
 //! person and the runtime lives here once: the settings file with the `CANOPY_*` environment
-//! overrides and the keys ([`Host`], [`ConfiguredModels`]), turned into a [`canopy_runtime::Runtime`]
+//! overrides and the keys (stored, deleted and reported on for the settings screen too) ([`Host`], [`ConfiguredModels`]), turned into a [`canopy_runtime::Runtime`]
 //! with the secrets it redacts; the person's trust in a project's own profiles; the history of past
 //! sessions; the test call to a model; the viewer's file windows and its language table; opening a file in the person's
 //! editor. The hosts only translate: the app into commands and `{code, message}` errors, the CLI
@@ -12,6 +12,7 @@ mod error;
 pub mod files;
 pub mod history;
 mod host;
+pub mod keys;
 pub mod models;
 pub mod profiles;
 pub mod settings;
