@@ -345,6 +345,12 @@ mod tests {
             argv("\"/opt/sub l/subl", f, Some(1)),
             Err(EditorSkip::Unparsable)
         );
+        // Backslashes and double quotes as a shell reads them.
+        let (program, args) = argv("/opt/My\\ Editors/zed --new", f, Some(2)).unwrap();
+        assert_eq!(program, "/opt/My Editors/zed");
+        assert_eq!(args, ["--new", "/p/my dir/it's \"x\".rs:2"]);
+        let (program, _) = argv("\"/opt/sub l/subl\" -n", f, None).unwrap();
+        assert_eq!(program, "/opt/sub l/subl");
     }
 
     #[test]

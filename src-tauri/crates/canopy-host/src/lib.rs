@@ -21,3 +21,38 @@ pub use error::{HostError, HostResult};
 pub use host::{process_env, EnvFn, Host, HostSetup, SessionStart, StartedSession};
 pub use models::{ConfiguredModels, EnvSnapshot};
 pub use settings::runtime_settings;
+
+#[cfg(test)]
+mod tests {
+    /// The names in a manifest's `[dependencies]` table.
+    fn dependencies(manifest: &str) -> Vec<String> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(manifest);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let table = text.split("\n[dependencies]\n").nth(1).unwrap();
+        let table = table.split("\n[").next().unwrap();
+        table
+            .lines()
+            .filter_map(|l| l.split(['=', '.']).next())
+            .map(str::trim)
+            .filter(|name| !name.is_empty() && !name.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The runtime takes settings, a resolver and secrets; reading settings files and keychains is
+    /// the host layer's job, and no crate below the app knows about tauri.
+    #[test]
+    fn the_runtime_needs_no_settings_or_keychain_crate_and_no_crate_here_needs_tauri() {
+        let runtime = dependencies("../canopy-runtime/Cargo.toml");
+        assert!(runtime.contains(&"canopy-tools".to_string()), "{runtime:?}");
+        for forbidden in ["canopy-config", "keyring", "canopy-host", "tauri"] {
+            assert!(
+                !runtime.iter().any(|d| d == forbidden),
+                "{forbidden}: {runtime:?}"
+            );
+        }
+        let host = dependencies("Cargo.toml");
+        assert!(host.contains(&"canopy-config".to_string()), "{host:?}");
+        assert!(!host.iter().any(|d| d.starts_with("tauri")), "{host:?}");
+    }
+}
