@@ -108,5 +108,27 @@ impl From<canopy_runtime::RuntimeError> for CommandError {
     }
 }
 
+/// The host layer keeps each failure's kind; it maps onto the same codes the commands always used.
+impl From<canopy_host::HostError> for CommandError {
+    fn from(e: canopy_host::HostError) -> Self {
+        use canopy_host::HostError as E;
+        let code = match e {
+            E::Config(e) => return e.into(),
+            E::Runtime(e) => return e.into(),
+            E::NotFound(_) => ErrorCode::NotFound,
+            E::OutsideProject(_) => ErrorCode::OutsideProject,
+            E::BinaryFile(_) => ErrorCode::BinaryFile,
+            E::FileTooLarge(_) => ErrorCode::FileTooLarge,
+            E::InvalidArgument(_) => ErrorCode::InvalidArgument,
+            E::Io(_) => ErrorCode::Io,
+            E::Platform(_) => ErrorCode::Platform,
+            E::NotConfigured(_) => ErrorCode::NotConfigured,
+            E::Provider(_) => ErrorCode::ProviderError,
+            E::Blocking(_) => ErrorCode::Platform,
+        };
+        CommandError::new(code, e.to_string())
+    }
+}
+
 /// Shorthand for command results.
 pub type CommandResult<T> = Result<T, CommandError>;

@@ -1,25 +1,20 @@
-//! The app's managed state (`app.manage(AppState)`, read through `State<'_, AppState>`): where files
-//! live, the settings, the key store, the open project and the live runs. Built once in `run()` (or
-//! by a test with its own folders and an in-memory key store); there are no globals.
+//! The app's managed state (`app.manage(AppState)`, read through `State<'_, AppState>`): the shared
+//! [`Host`] (settings, environment, keys, profile trust, trace folders) and what only the window
+//! has: the open project, the recent list, startup warnings and the live runs. Built once in
+//! `run()` (or by a test with its own folders and an in-memory key store); there are no globals.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use canopy_config::{IndexedStore, ProfileTrust, SecretStore, Settings, SettingsStore};
+use canopy_config::{ProfileTrust, SecretStore, Settings};
+use canopy_host::{Host, HostSetup};
 
 use crate::commands::projects::{ProjectInfo, RecentProjects};
 use crate::error::{CommandError, CommandResult};
 use crate::runs::Runs;
 
-/// How the app reads environment variables. The real app passes the process environment; tests pass a
-/// map so parallel tests never see each other's `CANOPY_*` variables.
-pub type EnvFn = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
-
-/// The process environment as an [`EnvFn`].
-pub fn process_env() -> EnvFn {
-    Arc::new(|name: &str| std::env::var(name).ok())
-}
+pub use canopy_host::{process_env, EnvFn};
 
 /// Where the default Ollama endpoint is probed.
 pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
@@ -43,13 +38,12 @@ impl AppSetup {
     /// The real app's setup: folders from `CANOPY_CONFIG_DIR` / `CANOPY_DATA_DIR` or the platform
     /// defaults, the process environment, and the OS keychain.
     pub fn from_environment() -> CommandResult<Self> {
-        let env = process_env();
-        let lookup = |k: &str| env(k);
+        let host = HostSetup::from_environment()?;
         Ok(AppSetup {
-            config_dir: canopy_config::paths::config_dir_with(&lookup)?,
-            data_dir: canopy_config::paths::data_dir_with(&lookup)?,
-            env,
-            secrets: Arc::new(canopy_config::KeyringStore::new()),
+            config_dir: host.config_dir,
+            data_dir: host.data_dir,
+            env: host.env,
+            secrets: host.secrets,
             ollama_base_url: OLLAMA_BASE_URL.to_string(),
         })
     }
@@ -57,11 +51,7 @@ impl AppSetup {
 
 /// The state every command reads.
 pub struct AppState {
-    env: EnvFn,
-    data_dir: PathBuf,
-    settings_store: SettingsStore,
-    settings: Mutex<Settings>,
-    secrets: Arc<dyn SecretStore>,
+    host: Host,
     project: Mutex<Option<ProjectInfo>>,
     recent: RecentProjects,
     warnings: Mutex<Vec<String>>,
@@ -69,8 +59,6 @@ pub struct AppState {
     runs: Runs,
     /// The page asks the person before the window closes (see [`AppState::set_close_guarded`]).
     close_guarded: AtomicBool,
-    /// The person's answers about projects' own profiles (shared with `canopy-cli`).
-    profile_trust: ProfileTrust,
 }
 
 /// A poisoned lock only means another command panicked mid-update of plain data; the data is still
@@ -82,13 +70,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl AppState {
     /// Loads settings (an unusable file is moved aside and reported as a startup warning).
     pub fn new(setup: AppSetup) -> Self {
-        let settings_store = SettingsStore::new(setup.config_dir.join("settings.json"));
-        let (settings, report) = settings_store.load();
-        let mut warnings = report.warnings;
+        let host = Host::new(HostSetup {
+            config_dir: setup.config_dir,
+            data_dir: setup.data_dir.clone(),
+            env: setup.env,
+            secrets: setup.secrets,
+        });
+        let mut warnings = host.load_warnings().to_vec();
         // Overrides are re-applied for every run; they are listed once here so the person knows the
         // settings screen is not the whole story.
-        let mut overridden = settings.clone();
-        match canopy_config::apply_env_overrides(&mut overridden, &|k: &str| (setup.env)(k)) {
+        match host.env_overrides() {
             Ok(lines) => warnings.extend(
                 lines
                     .into_iter()
@@ -97,59 +88,54 @@ impl AppState {
             Err(e) => warnings.push(format!("Environment overrides cannot be applied, so runs will fail until they are fixed: {e}")),
         }
         AppState {
-            env: setup.env,
+            host,
             recent: RecentProjects::new(setup.data_dir.join("recent-projects.json")),
-            data_dir: setup.data_dir,
-            settings_store,
-            settings: Mutex::new(settings),
-            // Through the index, so runs redact (and the key status lists) exactly the stored keys.
-            secrets: Arc::new(IndexedStore::new(setup.secrets, &setup.config_dir)),
             project: Mutex::new(None),
             warnings: Mutex::new(warnings),
             ollama_base_url: setup.ollama_base_url,
             runs: Runs::default(),
             close_guarded: AtomicBool::new(false),
-            profile_trust: ProfileTrust::in_dir(&setup.config_dir),
         }
+    }
+
+    /// The host layer shared with `canopy-cli`.
+    pub fn host(&self) -> &Host {
+        &self.host
     }
 
     /// The person's answers about projects' own profiles.
     pub fn profile_trust(&self) -> &ProfileTrust {
-        &self.profile_trust
+        self.host.profile_trust()
     }
 
     /// Looks up an environment variable.
     pub fn env(&self, name: &str) -> Option<String> {
-        (self.env)(name)
+        self.host.env(name)
     }
 
     /// The data folder.
     pub fn data_dir(&self) -> &Path {
-        &self.data_dir
+        self.host.data_dir()
     }
 
     /// The settings as saved (what the settings screen edits).
     pub fn saved_settings(&self) -> Settings {
-        lock(&self.settings).clone()
+        self.host.saved_settings()
     }
 
     /// Validates, writes and adopts new settings.
     pub fn save_settings(&self, settings: Settings) -> CommandResult<Settings> {
-        self.settings_store.save(&settings)?;
-        *lock(&self.settings) = settings.clone();
-        Ok(settings)
+        Ok(self.host.save_settings(settings)?)
     }
 
     /// The settings runs use: the saved ones with the `CANOPY_*` model overrides on top (never saved).
     pub fn effective_settings(&self) -> CommandResult<Settings> {
-        let mut settings = self.saved_settings();
-        canopy_config::apply_env_overrides(&mut settings, &|k: &str| self.env(k))?;
-        Ok(settings)
+        Ok(self.host.effective_settings()?)
     }
 
     /// The key store.
     pub fn secrets(&self) -> &Arc<dyn SecretStore> {
-        &self.secrets
+        self.host.secrets()
     }
 
     /// The open project, if any.
@@ -208,9 +194,6 @@ impl AppState {
     /// The trace folder of the open project.
     pub fn trace_dir(&self) -> CommandResult<PathBuf> {
         let project = self.require_project()?;
-        Ok(canopy_config::trace_dir_in(
-            &self.data_dir,
-            Path::new(&project.root),
-        ))
+        Ok(self.host.trace_dir(Path::new(&project.root)))
     }
 }

@@ -14,16 +14,6 @@ use tauri::State;
 use crate::error::{CommandError, CommandResult, ErrorCode};
 use crate::state::AppState;
 
-/// Keychain access is a blocking D-Bus round trip (and may wait for an unlock prompt): keep it off the
-/// async workers and the UI thread.
-pub(crate) async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> CommandResult<T> + Send + 'static,
-) -> CommandResult<T> {
-    tauri::async_runtime::spawn_blocking(f)
-        .await
-        .map_err(|e| CommandError::new(ErrorCode::Platform, format!("keychain task failed: {e}")))?
-}
-
 /// The origin a key command is about: the one of `base_url` when the screen sent it, otherwise
 /// that of the endpoint `slot` runs on now (light without its own endpoint runs on main's).
 fn origin_for(
@@ -59,8 +49,7 @@ pub async fn set_api_key(
 ) -> CommandResult<()> {
     let key = SecretString::new(key);
     let origin = origin_for(&state, slot, base_url.as_deref())?;
-    let store = state.secrets().clone();
-    blocking(move || store.set(slot, &origin, &key).map_err(CommandError::from)).await
+    Ok(state.host().set_key(slot, origin, key).await?)
 }
 
 /// Removes the slot's key for the endpoint at `base_url` (or the slot's current endpoint) from the
@@ -72,8 +61,7 @@ pub async fn delete_api_key(
     base_url: Option<String>,
 ) -> CommandResult<()> {
     let origin = origin_for(&state, slot, base_url.as_deref())?;
-    let store = state.secrets().clone();
-    blocking(move || store.delete(slot, &origin).map_err(CommandError::from)).await
+    Ok(state.host().delete_key(slot, origin).await?)
 }
 
 /// Whether the slot has a key for the endpoint at `base_url` (or its current endpoint) and where it
@@ -89,36 +77,8 @@ pub async fn api_key_status(
     base_url: Option<String>,
 ) -> CommandResult<KeyStatus> {
     let origin = origin_for(&state, slot, base_url.as_deref())?;
-    let saved = state.saved_settings();
-    // Only looked at for keys stored before the key index existed (see `key_status`).
-    let mut elsewhere: Vec<KeyOrigin> = canopy_config::presets()
-        .iter()
-        .map(|p| p.base_url.as_str())
-        .chain([saved.resolve_slot(slot).1.base_url.as_str()])
-        .filter_map(|url| KeyOrigin::of(url).ok())
-        .collect();
-    let effective = state.effective_settings();
-    if let Ok(effective) = &effective {
-        elsewhere.extend(KeyOrigin::of(&effective.resolve_slot(slot).1.base_url).ok());
-    }
-    // The same rule as Test connection and List models: an endpoint sent from the screen has the
-    // environment key only when it is the one the slot runs on in the settings in force.
-    let env_applies = base_url.is_none()
-        || effective
-            .as_ref()
-            .is_ok_and(|e| canopy_config::keys::env_key_applies(slot, &origin, e));
-    let store = state.secrets().clone();
-    let var = canopy_config::api_key_env_var(slot);
-    let env_value = state.env(var).filter(|_| env_applies);
-    blocking(move || {
-        let env = |name: &str| if name == var { env_value.clone() } else { None };
-        Ok(canopy_config::key_status(
-            slot,
-            &origin,
-            &elsewhere,
-            &env,
-            store.as_ref(),
-        ))
-    })
-    .await
+    Ok(state
+        .host()
+        .key_status(slot, origin, base_url.is_some())
+        .await?)
 }

@@ -1,21 +1,18 @@
 //! Model endpoints: a real test call, the model list, and probing for a local Ollama. All go through
 //! `canopy_providers`, the same clients runs use, so a passing test means runs can reach the model.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use canopy_config::{KeyOrigin, ModelSlotConfig};
-use canopy_protocol::{Message, ModelSlot};
-use canopy_providers::{client_for, ModelListing, ModelRequest, ProviderConfig, ProviderError};
+use canopy_config::ModelSlotConfig;
+use canopy_protocol::ModelSlot;
+use canopy_providers::{client_for, ModelListing, ProviderConfig};
 use serde::Serialize;
 use tauri::State;
-use tokio_util::sync::CancellationToken;
 use ts_rs::TS;
 
 use crate::error::{CommandError, CommandResult, ErrorCode};
 use crate::state::AppState;
 
-/// Longest a connection test or model listing may take.
-const CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// Longest the Ollama probe waits: it runs when the settings screen opens and must not stall it.
 const OLLAMA_TIMEOUT: Duration = Duration::from_millis(1500);
 
@@ -43,25 +40,15 @@ pub struct OllamaStatus {
     pub models: Vec<String>,
 }
 
-/// The client configuration of a slot with its key. `on_screen` is the slot as the settings screen
-/// shows it, saved or not, validated as saving would; without it, the slot in the settings in force.
-/// The key is only ever the one stored for that configuration's own endpoint origin, or the slot's
-/// environment variable when that origin is the slot's in the settings in force, so neither a key
-/// stored for one endpoint nor an environment key reaches an endpoint only typed on screen. Tests and
-/// listings make one attempt: retries would only hide the answer the person is waiting for. The key
-/// is read off the async workers, since the keychain may wait for an unlock prompt.
-async fn slot_config(
-    state: &AppState,
+/// The slot as the settings screen shows it, saved or not; a wrongly shaped one is
+/// `invalid_settings` naming the problem.
+fn on_screen(
     slot: ModelSlot,
-    on_screen: Option<serde_json::Value>,
-    purpose: Purpose,
-) -> CommandResult<ProviderConfig> {
-    // With a configuration from the screen, settings in force that cannot be built (a bad
-    // environment override) only mean the environment key is not used.
-    let effective = state.effective_settings();
-    let (slot_settings, from_screen) = match on_screen {
-        Some(value) => {
-            let mut config = serde_json::from_value::<ModelSlotConfig>(value).map_err(|e| {
+    value: Option<serde_json::Value>,
+) -> CommandResult<Option<ModelSlotConfig>> {
+    value
+        .map(|value| {
+            serde_json::from_value::<ModelSlotConfig>(value).map_err(|e| {
                 CommandError::new(
                     ErrorCode::InvalidSettings,
                     format!(
@@ -69,145 +56,29 @@ async fn slot_config(
                         slot.as_str()
                     ),
                 )
-            })?;
-            // Listing is how a person finds a model id to fill in, so an empty one is fine there;
-            // clients refuse an empty id and listing never sends it, so any name does.
-            if purpose == Purpose::List && config.model.trim().is_empty() {
-                config.model = "list".to_string();
-            }
-            config.validate(slot.as_str())?;
-            (config, true)
-        }
-        None => {
-            let settings = effective.clone()?;
-            let config = match slot {
-                ModelSlot::Main => settings.main,
-                ModelSlot::Light => settings.light.ok_or_else(|| {
-                    CommandError::new(
-                        ErrorCode::NotConfigured,
-                        "the light model is not configured (subagents use the main model)",
-                    )
-                })?,
-            };
-            (config, false)
-        }
-    };
-    // An endpoint typed on screen gets the slot's environment key only when it is the endpoint the
-    // slot runs on anyway; a key stored for the on-screen endpoint itself still applies.
-    let env_applies = !from_screen
-        || match (&effective, KeyOrigin::of(&slot_settings.base_url)) {
-            (Ok(effective), Ok(origin)) => {
-                canopy_config::keys::env_key_applies(slot, &origin, effective)
-            }
-            _ => false,
-        };
-    let var = canopy_config::api_key_env_var(slot);
-    let env_value = state.env(var).filter(|_| env_applies);
-    let store = state.secrets().clone();
-    let base_url = slot_settings.base_url.clone();
-    let key = super::keys::blocking(move || {
-        let env = |name: &str| if name == var { env_value.clone() } else { None };
-        canopy_config::require_api_key_for(slot, &base_url, &env, store.as_ref())
-            .map_err(CommandError::from)
-    })
-    .await?;
-    let mut config = ProviderConfig::new(
-        slot_settings.provider,
-        slot_settings.base_url,
-        slot_settings.model,
-    );
-    config.api_key = key;
-    // A test call is shaped like a run's calls, so it fails or passes as they would.
-    config.reasoning_effort = slot_settings.reasoning_effort;
-    config.thinking_budget = slot_settings.thinking_budget_tokens;
-    config.context_window = Some(slot_settings.context_window);
-    config.detect_ollama = true;
-    config.max_retries = 0;
-    config.connect_timeout = Duration::from_secs(5);
-    config.idle_timeout = Duration::from_secs(20);
-    Ok(config)
-}
-
-/// What a slot configuration is needed for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Purpose {
-    /// A real call to the model.
-    Call,
-    /// Listing the endpoint's models.
-    List,
-}
-
-/// A provider error phrased for the settings screen.
-fn describe(error: &ProviderError, config: &ProviderConfig) -> String {
-    match error {
-        ProviderError::Auth { .. } => format!("the API key was rejected: {error}"),
-        ProviderError::NotFound { .. } => format!(
-            "model `{}` or its endpoint was not found at {}: {error}",
-            config.model, config.base_url
-        ),
-        ProviderError::Network(_) | ProviderError::IdleTimeout(_) => {
-            format!("cannot reach {}: {error}", config.base_url)
-        }
-        _ => error.to_string(),
-    }
-}
-
-fn elapsed_ms(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+            })
+        })
+        .transpose()
 }
 
 /// Sends a one-token, tool-less request to the slot's model and reports what happened. `config` is
-/// the slot as shown on screen (see [`slot_config`]); without it the settings in force are used.
+/// the slot as shown on screen (see [`canopy_host::Host::slot_client_config`]); without it the
+/// settings in force are used.
 #[tauri::command]
 pub async fn test_connection(
     state: State<'_, AppState>,
     slot: ModelSlot,
     config: Option<serde_json::Value>,
 ) -> CommandResult<ConnectionTest> {
-    let config = slot_config(&state, slot, config, Purpose::Call).await?;
-    let client = client_for(config.clone())
-        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
-    let request = ModelRequest {
-        system: "Reply with OK.".to_string(),
-        messages: vec![Message::User {
-            text: "ping".to_string(),
-        }],
-        tools: Vec::new(),
-        allow_tool_calls: false,
-        max_tokens: 1,
-        temperature: None,
-    };
-    let cancel = CancellationToken::new();
-    let start = Instant::now();
-    let result =
-        tokio::time::timeout(CALL_TIMEOUT, client.complete(&request, &|_| {}, &cancel)).await;
-    let latency_ms = elapsed_ms(start);
-    Ok(match result {
-        Ok(Ok(response)) => ConnectionTest {
-            ok: true,
-            latency_ms,
-            model: Some(response.model),
-            error: None,
-        },
-        Ok(Err(e)) => ConnectionTest {
-            ok: false,
-            latency_ms,
-            model: None,
-            error: Some(describe(&e, &config)),
-        },
-        Err(_) => {
-            cancel.cancel();
-            ConnectionTest {
-                ok: false,
-                latency_ms,
-                model: None,
-                error: Some(format!(
-                    "{} did not answer within {} s",
-                    config.base_url,
-                    CALL_TIMEOUT.as_secs()
-                )),
-            }
-        }
+    let ping = state
+        .host()
+        .test_call(slot, on_screen(slot, config)?)
+        .await?;
+    Ok(ConnectionTest {
+        ok: ping.answer.is_ok(),
+        latency_ms: ping.latency_ms,
+        model: ping.answer.clone().ok(),
+        error: ping.answer.err(),
     })
 }
 
@@ -219,23 +90,10 @@ pub async fn list_models(
     slot: ModelSlot,
     config: Option<serde_json::Value>,
 ) -> CommandResult<Vec<ModelListing>> {
-    let config = slot_config(&state, slot, config, Purpose::List).await?;
-    let client = client_for(config.clone())
-        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
-    let listing = tokio::time::timeout(CALL_TIMEOUT, client.list_models())
-        .await
-        .map_err(|_| {
-            CommandError::new(
-                ErrorCode::ProviderError,
-                format!(
-                    "{} did not list its models within {} s",
-                    config.base_url,
-                    CALL_TIMEOUT.as_secs()
-                ),
-            )
-        })?
-        .map_err(|e| CommandError::new(ErrorCode::ProviderError, describe(&e, &config)))?;
-    Ok(listing)
+    Ok(state
+        .host()
+        .list_models(slot, on_screen(slot, config)?)
+        .await?)
 }
 
 /// Looks for an Ollama server on this machine (short timeout; absence is not an error).

@@ -30,21 +30,7 @@ pub struct ProjectInfo {
     pub profiles_trust: ProfilesTrust,
 }
 
-/// Whether runs in a project use its own profiles. Their descriptions go into the main agent's
-/// tool list and their prompts to subagents, so the person reads them first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum ProfilesTrust {
-    /// The project has no profiles of its own.
-    NoProfiles,
-    /// Not answered for these files yet: runs use the built-in profiles only until the person has
-    /// looked at them.
-    Ask,
-    /// The person trusted these files: runs use them.
-    Trusted,
-    /// The person chose the built-in profiles only for these files.
-    Declined,
-}
+pub use canopy_host::profiles::ProfilesTrust;
 
 /// One entry of the recent-projects list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
@@ -163,13 +149,7 @@ pub fn load_project(state: &AppState, path: &str) -> CommandResult<ProjectInfo> 
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| root.display().to_string());
     let (profiles, profile_errors) = project_profiles(&state.saved_settings(), &root);
-    let profiles_digest = canopy_runtime::profiles::project_profiles_digest(&root);
-    let profiles_trust = match (&profiles_digest, state.profile_trust().answer(&root)) {
-        (None, _) => ProfilesTrust::NoProfiles,
-        (Some(d), Some(a)) if a.digest == *d && a.trusted => ProfilesTrust::Trusted,
-        (Some(d), Some(a)) if a.digest == *d => ProfilesTrust::Declined,
-        (Some(_), _) => ProfilesTrust::Ask,
-    };
+    let (profiles_digest, profiles_trust) = state.host().profiles_trust(&root);
     Ok(ProjectInfo {
         root: root.display().to_string(),
         name,
@@ -202,15 +182,9 @@ pub async fn answer_project_profiles(
     trusted: bool,
 ) -> CommandResult<ProjectInfo> {
     let project = state.require_project()?;
-    let root = PathBuf::from(&project.root);
-    let now = canopy_runtime::profiles::project_profiles_digest(&root);
-    if now.as_deref() != Some(digest.as_str()) {
-        return Err(CommandError::new(
-            ErrorCode::InvalidArgument,
-            "the project's profiles changed since they were shown; look at them again before answering",
-        ));
-    }
-    state.profile_trust().record(&root, &digest, trusted)?;
+    state
+        .host()
+        .answer_profiles(Path::new(&project.root), &digest, trusted)?;
     let info = load_project(&state, &project.root)?;
     state.set_project(info.clone());
     Ok(info)

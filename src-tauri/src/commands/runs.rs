@@ -1,13 +1,12 @@
 //! Runs: starting a main session in the open project, follow-ups, cancellation and approvals. Events
 //! stream to the run's channel through [`crate::bridge`].
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
+use canopy_host::{SessionStart, StartedSession};
 use canopy_protocol::TraceRecord;
-use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
-use canopy_runtime::{ApprovalAnswer, Runtime, SessionOptions};
+use canopy_runtime::ApprovalAnswer;
 use serde::Serialize;
 use tauri::ipc::Channel;
 use tauri::State;
@@ -29,68 +28,6 @@ pub struct RunHandle {
     /// What the person should be told about the session's start, e.g. temporary files of an
     /// interrupted edit that were removed from the project. Empty for follow-ups.
     pub notices: Vec<String>,
-}
-
-/// Builds a runtime from the settings in force now. Reading the keys (for redaction) may touch the
-/// keychain, a blocking call, so this runs off the async workers.
-async fn build_runtime(state: &AppState, project_root: &Path) -> CommandResult<Arc<Runtime>> {
-    let settings = state.effective_settings()?;
-    // The runtime uses the project's own profiles only while their files are the ones the person
-    // trusted (it checks the digest itself, just before the session starts).
-    let trusted_profiles = state.profile_trust().trusted(project_root);
-    let env: HashMap<String, String> = [ModelSlotVar::Main, ModelSlotVar::Light]
-        .into_iter()
-        .filter_map(|v| {
-            state
-                .env(v.name())
-                .map(|value| (v.name().to_string(), value))
-        })
-        .collect();
-    let secrets = state.secrets().clone();
-    // Keys stored for the saved endpoints are redacted too, when a CANOPY_*_BASE_URL override points
-    // the run elsewhere.
-    let saved = state.saved_settings();
-    tauri::async_runtime::spawn_blocking(move || {
-        // Checked here so a missing key is `missing_key` (the UI sends the person to Settings) rather
-        // than the runtime's generic failure to start the session.
-        canopy_config::require_api_key(
-            &settings,
-            canopy_protocol::ModelSlot::Main,
-            &|k: &str| env.get(k).cloned(),
-            secrets.as_ref(),
-        )?;
-        let models =
-            ConfiguredModels::new(settings.clone(), env, secrets).with_saved_settings(saved);
-        let keys = models.secrets();
-        let mut rs = runtime_settings(&settings);
-        rs.trusted_project_profiles = trusted_profiles;
-        Ok(Runtime::new(rs, Arc::new(models), keys))
-    })
-    .await
-    .map_err(|e| {
-        CommandError::new(
-            ErrorCode::Platform,
-            format!("could not prepare the run: {e}"),
-        )
-    })?
-}
-
-/// The environment variables that carry API keys (model overrides are already in the settings).
-#[derive(Clone, Copy)]
-enum ModelSlotVar {
-    Main,
-    Light,
-}
-
-impl ModelSlotVar {
-    fn name(self) -> &'static str {
-        match self {
-            ModelSlotVar::Main => canopy_config::api_key_env_var(canopy_protocol::ModelSlot::Main),
-            ModelSlotVar::Light => {
-                canopy_config::api_key_env_var(canopy_protocol::ModelSlot::Light)
-            }
-        }
-    }
 }
 
 fn check_prompt(prompt: &str) -> CommandResult<()> {
@@ -161,15 +98,25 @@ pub async fn start_run(
 ) -> CommandResult<RunHandle> {
     check_prompt(&prompt)?;
     let project = state.require_project()?;
-    let trace_dir = state.trace_dir()?;
-    let runtime = build_runtime(&state, Path::new(&project.root)).await?;
+    let root = Path::new(&project.root);
     let (events, received) = tokio::sync::mpsc::unbounded_channel();
-    let session = runtime.start_session(SessionOptions {
-        project_root: PathBuf::from(&project.root),
-        trace_dir,
-        approver: Some(Arc::new(AppApprover::new(state.runs().approvals().clone()))),
-        events,
-    })?;
+    // The project's own profiles are used only while their files are the ones the person trusted
+    // (the runtime checks the digest again just before the session starts). A missing main key is
+    // `missing_key`, so the UI sends the person to Settings.
+    let StartedSession {
+        runtime, session, ..
+    } = state
+        .host()
+        .start_session(
+            root,
+            SessionStart {
+                trace_dir: Some(state.trace_dir()?),
+                trusted_profiles: state.host().trusted_profiles(root),
+                approver: Some(Arc::new(AppApprover::new(state.runs().approvals().clone()))),
+                events,
+            },
+        )
+        .await?;
     let sinks = SinkQueue::default();
     tauri::async_runtime::spawn(bridge::forward(received, sinks.clone()));
     let notices = session.notices().to_vec();

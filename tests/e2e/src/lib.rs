@@ -9,11 +9,11 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_host::{runtime_settings, ConfiguredModels};
 use canopy_protocol::{
     Budgets, ModelSlot, ProviderKind, SecretString, SubagentResult, TerminalReason, ToolStatus,
     TraceEvent, TraceRecord,
 };
-use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{
     ApprovalAnswer, ApprovalRequest, Approver, RunOutcome, Runtime, RuntimeSettings, SessionOptions,
 };

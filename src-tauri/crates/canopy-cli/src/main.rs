@@ -5,17 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use canopy_config::{
-    apply_env_overrides, IndexedStore, KeyringStore, ProfileTrust, SecretStore, Settings,
-    SettingsStore,
-};
-use canopy_protocol::{ModelSlot, TerminalReason, TraceRecord};
-use canopy_providers::{ModelRequest, StreamDelta};
-use canopy_runtime::configured::{env_snapshot, runtime_settings, ConfiguredModels, EnvSnapshot};
-use canopy_runtime::{profiles, trace_reader};
-use canopy_runtime::{FlagApprover, ModelResolver, Runtime, SessionOptions};
+use canopy_host::connection::SlotCheck;
+use canopy_host::profiles::RunProfilesDecision;
+use canopy_host::{history, Host, SessionStart, StartedSession};
+use canopy_protocol::{TerminalReason, TraceRecord};
+use canopy_runtime::{FlagApprover, Runtime};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -84,53 +80,22 @@ enum ModelsCommand {
     Check,
 }
 
-/// The settings a run uses and where they came from.
-struct LoadedSettings {
-    /// The settings file as saved (what the app's settings screen shows).
-    saved: Settings,
-    /// `saved` with the `CANOPY_*` environment overrides on top: what runs use.
-    effective: Settings,
-    /// Problems with the file and the overrides in effect, for stderr.
-    notes: Vec<String>,
-}
-
-fn load_settings() -> Result<LoadedSettings, String> {
-    let store = SettingsStore::at_default_location().map_err(|e| e.to_string())?;
-    let (saved, report) = store.load();
-    let mut notes = report.warnings;
-    let env = |k: &str| std::env::var(k).ok();
-    let mut effective = saved.clone();
-    let overridden = apply_env_overrides(&mut effective, &env).map_err(|e| e.to_string())?;
-    if !overridden.is_empty() {
-        notes.push(format!("environment overrides: {}", overridden.join(", ")));
+/// The host over the process environment, the default folders and the OS keychain, with what
+/// stderr should say about the settings in force: problems with the file, and the `CANOPY_*`
+/// overrides applied.
+fn host() -> Result<Host, String> {
+    let host = Host::from_environment().map_err(|e| e.to_string())?;
+    for w in host.load_warnings() {
+        eprintln!("note: {}", render::one_line(w));
     }
-    Ok(LoadedSettings {
-        saved,
-        effective,
-        notes,
-    })
-}
-
-/// The OS keychain, through the key index the app keeps next to the settings (so a run reads only
-/// the keys actually stored, and finds those of endpoints no longer configured).
-fn secret_store() -> Result<Arc<dyn SecretStore>, String> {
-    let config_dir = canopy_config::config_dir().map_err(|e| e.to_string())?;
-    Ok(Arc::new(IndexedStore::new(
-        Arc::new(KeyringStore::new()),
-        &config_dir,
-    )))
-}
-
-/// Model resolution for a run: the effective settings' endpoints, and redaction of the keys stored
-/// for the saved ones too, which differ when a `CANOPY_*_BASE_URL` override points the run
-/// elsewhere.
-fn configured_models(
-    loaded: &LoadedSettings,
-    env: EnvSnapshot,
-    store: Arc<dyn SecretStore>,
-) -> ConfiguredModels {
-    ConfiguredModels::new(loaded.effective.clone(), env, store)
-        .with_saved_settings(loaded.saved.clone())
+    let overridden = host.env_overrides().map_err(|e| e.to_string())?;
+    if !overridden.is_empty() {
+        eprintln!(
+            "note: {}",
+            render::one_line(&format!("environment overrides: {}", overridden.join(", ")))
+        );
+    }
+    Ok(host)
 }
 
 /// How long the exit waits for blocking threads still running: a tool cancelled mid-call (a read
@@ -205,39 +170,41 @@ fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
 
 /// Whether the project's own profiles may be used in this run, saying on stderr what was found
 /// and what becomes of it; the digest to put in the runtime settings when they may.
-fn project_profiles_trust(root: &Path, trust_flag: bool) -> Result<Option<String>, String> {
-    let (found, errors) = profiles::load_project_profiles(root);
-    for e in &errors {
-        let rel = e.path.strip_prefix(root).unwrap_or(&e.path);
+fn project_profiles_trust(
+    host: &Host,
+    root: &Path,
+    trust_flag: bool,
+) -> Result<Option<String>, String> {
+    let found = host
+        .profiles_for_run(root, trust_flag)
+        .map_err(|e| e.to_string())?;
+    for e in &found.errors {
+        let rel = Path::new(&e.path)
+            .strip_prefix(root)
+            .unwrap_or(Path::new(&e.path));
         eprintln!(
             "note: project profile {}: {}",
             render::one_line(&rel.display().to_string()),
             render::one_line(&e.reason)
         );
     }
-    let Some(digest) = profiles::project_profiles_digest(root) else {
-        return Ok(None);
-    };
-    let names: Vec<String> = found.iter().map(|p| render::one_line(p.name())).collect();
+    let names: Vec<String> = found.names.iter().map(|n| render::one_line(n)).collect();
     let names = if names.is_empty() {
         "none valid".to_string()
     } else {
         names.join(", ")
     };
-    let store = ProfileTrust::at_default_location().map_err(|e| e.to_string())?;
-    if trust_flag {
-        store.trust(root, &digest).map_err(|e| e.to_string())?;
-        eprintln!("note: project profiles loaded from .canopy/agents (trusted with --trust-project-profiles): {names}");
-        Ok(Some(digest))
-    } else if store.is_trusted(root, &digest) {
-        eprintln!("note: project profiles loaded from .canopy/agents (trusted before): {names}");
-        Ok(Some(digest))
-    } else {
-        eprintln!(
+    match &found.decision {
+        RunProfilesDecision::NoProfiles => {}
+        RunProfilesDecision::TrustedNow(_) => eprintln!("note: project profiles loaded from .canopy/agents (trusted with --trust-project-profiles): {names}"),
+        RunProfilesDecision::TrustedBefore(_) => {
+            eprintln!("note: project profiles loaded from .canopy/agents (trusted before): {names}")
+        }
+        RunProfilesDecision::NotTrusted => eprintln!(
             "note: project profiles in .canopy/agents are NOT used: {names}. Their text would go to the model; read them, then run with --trust-project-profiles to use them (remembered until they change)."
-        );
-        Ok(None)
+        ),
     }
+    Ok(found.trusted_digest())
 }
 
 async fn run(
@@ -249,39 +216,31 @@ async fn run(
     prompt: String,
 ) -> Result<ExitCode, String> {
     let allowed = allowed_tools(&allow)?;
-    let loaded = load_settings()?;
-    for n in &loaded.notes {
-        eprintln!("note: {}", render::one_line(n));
-    }
-    if loaded.effective.sandbox.mode == canopy_protocol::SandboxMode::Off {
+    let host = host()?;
+    let effective = host.effective_settings().map_err(|e| e.to_string())?;
+    if effective.sandbox.mode == canopy_protocol::SandboxMode::Off {
         eprintln!("note: Bash runs WITHOUT a sandbox (sandbox.mode is \"off\" in settings.json): commands have your full rights");
     }
     let root = project
         .canonicalize()
         .map_err(|e| format!("project folder {}: {e}", project.display()))?;
-    let trace_dir = match trace_dir {
-        Some(d) => d,
-        None => canopy_config::trace_dir_for_project(&root).map_err(|e| e.to_string())?,
-    };
-    let models = configured_models(&loaded, env_snapshot(), secret_store()?);
-    // Reading the keys may wait on the keychain (an unlock prompt): off the async workers.
-    let (models, secrets) = tokio::task::spawn_blocking(move || {
-        let secrets = models.secrets();
-        (models, secrets)
-    })
-    .await
-    .map_err(|e| format!("could not read the keys to redact: {e}"))?;
-    let mut settings = runtime_settings(&loaded.effective);
-    settings.trusted_project_profiles = project_profiles_trust(&root, trust_project_profiles)?;
-    let runtime = Runtime::new(settings, Arc::new(models), secrets);
+    let trusted_profiles = project_profiles_trust(&host, &root, trust_project_profiles)?;
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
-    let session = runtime
-        .start_session(SessionOptions {
-            project_root: root,
-            trace_dir: trace_dir.clone(),
-            approver: Some(Arc::new(FlagApprover::new(allowed))),
-            events: tx,
-        })
+    let StartedSession {
+        runtime,
+        session,
+        trace_dir,
+    } = host
+        .start_session(
+            &root,
+            SessionStart {
+                trace_dir,
+                trusted_profiles,
+                approver: Some(Arc::new(FlagApprover::new(allowed))),
+                events: tx,
+            },
+        )
+        .await
         .map_err(|e| e.to_string())?;
     for n in session.notices() {
         eprintln!("note: {}", render::one_line(n));
@@ -441,141 +400,48 @@ async fn handle_interrupts(
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
-    let trees = if path.is_dir() {
-        trace_reader::read_trees(path)
-    } else {
-        if !path.exists() {
-            return Err(format!("no trace file at {}", path.display()));
-        }
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or_else(|| Path::new("."));
-        let id = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
-        // Only this session's file and its descendants' are read, not the whole folder.
-        vec![trace_reader::read_tree(dir, id)
-            .map_err(|e| format!("cannot show {}: {e}", path.display()))?]
-    };
-    if trees.is_empty() {
-        return Err(format!("no sessions found in {}", path.display()));
-    }
-    for tree in &trees {
-        print!("{}", render::tree(tree));
+    for tree in history::trees_at(path).map_err(|e| e.to_string())? {
+        print!("{}", render::tree(&tree));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn models_check() -> Result<ExitCode, String> {
-    let loaded = load_settings()?;
-    for n in &loaded.notes {
-        eprintln!("note: {}", render::one_line(n));
-    }
-    let models = configured_models(&loaded, env_snapshot(), secret_store()?);
+    let checks = host()?.check_models().await.map_err(|e| e.to_string())?;
     let mut all_ok = true;
-    for slot in [ModelSlot::Main, ModelSlot::Light] {
+    for SlotCheck { slot, outcome } in checks {
         let label = slot.as_str();
-        let resolved = match models.resolve(slot) {
-            Ok(r) => r,
-            Err(e) => {
-                all_ok = false;
-                println!("{label}: NOT USABLE — {}", render::one_line(&e.to_string()));
-                continue;
-            }
-        };
-        let info = &resolved.info;
-        let fallback = if info.fallback {
-            " (light not configured: uses main)"
-        } else {
-            ""
-        };
-        let request = ModelRequest {
-            system: "Reply with the single word: ok".into(),
-            messages: vec![canopy_protocol::Message::user("ping")],
-            tools: Vec::new(),
-            allow_tool_calls: false,
-            max_tokens: 16,
-            temperature: None,
-        };
-        let started = Instant::now();
-        let noop = |_: StreamDelta| {};
-        match resolved
-            .client
-            .complete(&request, &noop, &CancellationToken::new())
-            .await
-        {
-            // The reported model id, the error and even the configured ids come from outside
-            // (a server, a settings file): escaped like everything else printed.
-            Ok(resp) => println!(
-                "{}",
-                render::one_line(&format!(
-                    "{label}: OK — {} {} at {} answered in {} ms (reported model: {}){fallback}",
+        // The reported model id, the error and even the configured ids come from outside
+        // (a server, a settings file): escaped like everything else printed.
+        let (ok, line) = match outcome {
+            Err(e) => (false, format!("{label}: NOT USABLE — {e}")),
+            Ok((info, ping)) => {
+                let fallback = if info.fallback {
+                    " (light not configured: uses main)"
+                } else {
+                    ""
+                };
+                let model = format!(
+                    "{} {} at {}",
                     info.provider.as_str(),
                     info.model_id,
-                    info.base_url,
-                    started.elapsed().as_millis(),
-                    resp.model
-                ))
-            ),
-            Err(e) => {
-                all_ok = false;
-                println!(
-                    "{}",
-                    render::one_line(&format!(
-                        "{label}: FAILED — {} {} at {}: {e}{fallback}",
-                        info.provider.as_str(),
-                        info.model_id,
-                        info.base_url
-                    ))
+                    info.base_url
                 );
+                match ping.answer {
+                    Ok(reported) => (true, format!(
+                        "{label}: OK — {model} answered in {} ms (reported model: {reported}){fallback}",
+                        ping.latency_ms
+                    )),
+                    Err(e) => (false, format!("{label}: FAILED — {model}: {e}{fallback}")),
+                }
             }
-        }
+        };
+        all_ok &= ok;
+        println!("{}", render::one_line(&line));
     }
     Ok(if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use canopy_config::{KeyOrigin, MemoryStore};
-    use canopy_protocol::SecretString;
-
-    #[test]
-    fn a_run_redirected_by_an_environment_override_still_redacts_the_saved_endpoints_key() {
-        const SAVED_KEY: &str = "savedendpointkey0123456789";
-        let mut saved = Settings::default();
-        saved.main.base_url = "https://models.internal.example/v1".into();
-        let mut effective = saved.clone();
-        apply_env_overrides(&mut effective, &|k: &str| {
-            (k == "CANOPY_MAIN_BASE_URL").then(|| "http://127.0.0.1:9/v1".to_string())
-        })
-        .unwrap();
-        assert_eq!(effective.main.base_url, "http://127.0.0.1:9/v1");
-        let store = Arc::new(MemoryStore::new());
-        store
-            .set(
-                ModelSlot::Main,
-                &KeyOrigin::of(&saved.main.base_url).unwrap(),
-                &SecretString::new(SAVED_KEY),
-            )
-            .unwrap();
-        let loaded = LoadedSettings {
-            saved,
-            effective,
-            notes: Vec::new(),
-        };
-        let models = configured_models(&loaded, EnvSnapshot::new(), store);
-        let secrets = models.secrets();
-        let exposed: Vec<&str> = secrets.iter().map(SecretString::expose).collect();
-        assert_eq!(exposed, [SAVED_KEY]);
-        // The run itself talks to the override's loopback endpoint, which needs no key.
-        let resolved = models.resolve(ModelSlot::Main).unwrap();
-        assert_eq!(resolved.info.base_url, "http://127.0.0.1:9/v1");
-    }
 }

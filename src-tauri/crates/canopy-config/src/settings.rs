@@ -187,41 +187,9 @@ impl ProfileOverrides {
     }
 }
 
-/// What to do when an agent asks for a guarded action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum PolicyAction {
-    /// Run without asking.
-    Allow,
-    /// Ask the person first.
-    Ask,
-    /// Refuse; the model is told it was denied.
-    Deny,
-}
-
-/// The policy per guarded tool family.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct PermissionPolicy {
-    /// Changing an existing file.
-    pub edit: PolicyAction,
-    /// Creating or overwriting a file.
-    pub write: PolicyAction,
-    /// Running a shell command.
-    pub bash: PolicyAction,
-    /// Starting a subagent.
-    pub task: PolicyAction,
-}
-
-impl Default for PermissionPolicy {
-    fn default() -> Self {
-        PermissionPolicy {
-            edit: PolicyAction::Ask,
-            write: PolicyAction::Ask,
-            bash: PolicyAction::Ask,
-            task: PolicyAction::Allow,
-        }
-    }
-}
+// The policy types live in canopy-protocol: the runtime's gate reads them without depending on
+// this crate (and so on the keychain).
+pub use canopy_protocol::{PermissionPolicy, PolicyAction};
 
 /// A named starting point for a model slot, offered by the settings screen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_host::{runtime_settings, ConfiguredModels};
 use canopy_protocol::{
     Budgets, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
 };
-use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::profiles::EXPLORE_BUDGETS;
 use canopy_runtime::{Runtime, SessionOptions};
 use canopy_test_support::{call, MockServer, Rule, Script, ScriptedCall, Turn};

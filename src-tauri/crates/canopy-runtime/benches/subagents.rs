@@ -23,11 +23,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_host::{runtime_settings, ConfiguredModels};
 use canopy_protocol::{
     EvidenceState, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
     Usage,
 };
-use canopy_runtime::configured::{runtime_settings, ConfiguredModels};
 use canopy_runtime::{Runtime, SessionOptions};
 use canopy_test_support::{call, MockServer, Rule, Script, Turn};
 use serde_json::json;
@@ -87,10 +87,10 @@ const TOPICS: [Topic; CHILDREN] = [
         description: "List profile invariants",
         grep: "read_only",
         grep_path: "runtime/src",
-        files: ["runtime/src/profiles.rs", "runtime/src/configured.rs"],
+        files: ["runtime/src/profiles.rs", "host/src/settings.rs"],
         cite: [
             ("runtime/src/profiles.rs", "pub fn new(spec"),
-            ("runtime/src/configured.rs", "pub fn runtime_settings"),
+            ("host/src/settings.rs", "pub fn runtime_settings"),
         ],
     },
     Topic {
@@ -165,6 +165,7 @@ fn fixture() -> BenchResult<tempfile::TempDir> {
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     for (name, krate) in [
         ("runtime", "canopy-runtime"),
+        ("host", "canopy-host"),
         ("tools", "canopy-tools"),
         ("providers", "canopy-providers"),
     ] {

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use canopy_protocol::{ApprovalScope, Decision, DecisionSource, PermissionMode};
 use serde::{Deserialize, Serialize};
 
-pub use canopy_config::{PermissionPolicy as Policy, PolicyAction};
+pub use canopy_protocol::{PermissionPolicy as Policy, PolicyAction};
 
 fn action_for(policy: &Policy, tool: &str) -> PolicyAction {
     match tool {

@@ -21,7 +21,6 @@ use tokio_util::sync::CancellationToken;
 mod agent;
 mod allowance;
 mod compaction;
-pub mod configured;
 pub mod contract;
 mod error;
 pub mod gate;

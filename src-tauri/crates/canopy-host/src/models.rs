@@ -1,6 +1,6 @@
-//! Builds the runtime's inputs from the settings file and the key store: a [`ModelResolver`] that
-//! applies light → main fallback and finds each slot's key (environment first, then the keychain),
-//! the [`RuntimeSettings`], and the list of secrets to redact from traces.
+//! Model resolution from the settings file and the key store: a [`ModelResolver`] that applies
+//! light → main fallback and finds each slot's key (environment first, then the keychain), and the
+//! list of secrets to redact from traces.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -10,16 +10,18 @@ use canopy_config::{require_api_key, SecretStore, Settings};
 use canopy_protocol::{ModelInfo, ModelSlot, SecretString};
 use canopy_providers::{client_for, ProviderConfig, Quirks};
 
-use crate::profiles::builtin_profiles;
-use crate::{ModelResolver, ResolvedModel, RuntimeError, RuntimeSettings};
+use canopy_runtime::{ModelResolver, ResolvedModel, RuntimeError};
 
 /// A snapshot of the environment variables the runtime reads.
 pub type EnvSnapshot = HashMap<String, String>;
 
-/// Reads the `CANOPY_*` variables from the process environment.
-pub fn env_snapshot() -> EnvSnapshot {
-    std::env::vars()
-        .filter(|(k, _)| k.starts_with("CANOPY_"))
+/// The variables that carry the slots' API keys, read through `env` (model overrides are already
+/// in the effective settings by then).
+pub fn key_env(env: &dyn Fn(&str) -> Option<String>) -> EnvSnapshot {
+    [ModelSlot::Main, ModelSlot::Light]
+        .into_iter()
+        .map(canopy_config::api_key_env_var)
+        .filter_map(|name| env(name).map(|value| (name.to_string(), value)))
         .collect()
 }
 
@@ -112,62 +114,11 @@ impl ModelResolver for ConfiguredModels {
     }
 }
 
-/// The runtime settings a settings file describes.
-pub fn runtime_settings(settings: &Settings) -> RuntimeSettings {
-    let mut rs = RuntimeSettings {
-        policy: settings.permissions,
-        parallelism: settings.parallelism.max(1) as usize,
-        verification_gate: settings.verification_gate,
-        sandbox_mode: settings.sandbox.mode,
-        sandbox_env: settings.sandbox.env_allowlist.clone(),
-        // Traces of every project and the settings are no business of a command in this one.
-        sandbox_hidden: [canopy_config::data_dir(), canopy_config::config_dir()]
-            .into_iter()
-            .flatten()
-            .collect(),
-        withheld_files: settings.withheld_files.clone(),
-        ..RuntimeSettings::default()
-    };
-    if let Ok(builtins) = builtin_profiles() {
-        for (name, overrides) in &settings.profiles {
-            let base = builtins.iter().find(|p| p.name() == name);
-            let (budgets, model) = match base {
-                Some(p) => (
-                    overrides.apply_to(p.budgets()),
-                    overrides.model.unwrap_or(p.model()),
-                ),
-                None => continue,
-            };
-            rs.profile_overrides.insert(name.clone(), (budgets, model));
-        }
-    }
-    rs
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::redact::Redactor;
     use canopy_config::{KeyOrigin, MemoryStore};
-
-    #[test]
-    fn the_settings_default_secret_list_is_the_tools_built_in_one_and_reaches_the_runtime() {
-        assert_eq!(
-            canopy_config::DEFAULT_SECRET_FILES,
-            canopy_tools::secrets::DEFAULT_PATTERNS
-        );
-        let mut settings = canopy_config::Settings::default();
-        settings.sandbox.mode = canopy_protocol::SandboxMode::Off;
-        settings.sandbox.env_allowlist = vec!["GOPATH".into()];
-        settings.withheld_files.push("!.env.example".into());
-        let rs = runtime_settings(&settings);
-        assert_eq!(rs.sandbox_mode, canopy_protocol::SandboxMode::Off);
-        assert_eq!(rs.sandbox_env, ["GOPATH"]);
-        assert_eq!(
-            rs.withheld_files.last().map(String::as_str),
-            Some("!.env.example")
-        );
-    }
+    use canopy_runtime::redact::Redactor;
 
     fn origin(url: &str) -> KeyOrigin {
         KeyOrigin::of(url).unwrap()
