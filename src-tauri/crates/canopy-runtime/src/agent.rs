@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use canopy_protocol::{
     AgentKind, BudgetKind, BudgetUsage, Budgets, Decision, DecisionSource, FinishReason, Message,
-    ParentLink, PermissionMode, SubagentResult, TerminalReason, ToolCall, ToolSpec, ToolStatus,
-    TraceEvent, Usage,
+    ParentLink, PermissionMode, SubagentResult, TerminalReason, ToolCall, ToolKind, ToolSpec,
+    ToolStatus, TraceEvent, Usage,
 };
 use canopy_providers::{ModelRequest, ModelResponse, ProviderError, StreamDelta};
 use canopy_tools::{SessionFiles, Tool, ToolContext, ToolError};
@@ -25,7 +25,7 @@ use crate::gate::{ApprovalRequest, Approver, Gate, Precheck};
 use crate::profiles::{ResultContract, RuntimeProfile};
 use crate::task::TaskTool;
 use crate::trace_writer::SessionTrace;
-use crate::{compaction, new_id, tool_args, ResolvedModel, Runtime};
+use crate::{compaction, new_id, registry, tool_args, ResolvedModel, Runtime};
 
 /// Everything one agent session needs. Built once per session; shared with its Task tool.
 pub(crate) struct AgentCtx {
@@ -101,7 +101,7 @@ impl AgentCtx {
                 .filter(|t| allow.contains(t.name()))
                 .cloned()
                 .collect();
-            if allow.contains("Task") {
+            if allow.contains(registry::TASK) {
                 tools.push(Arc::new(TaskTool::new(weak.clone(), p.profiles.clone())));
             }
             let tool_specs = tools.iter().map(|t| t.spec()).collect();
@@ -1165,7 +1165,7 @@ fn task_calls_per_turn(ctx: &AgentCtx) -> usize {
 }
 
 fn mutates(ctx: &AgentCtx, call: &ToolCall) -> bool {
-    ctx.find_tool(&call.name).is_some_and(|t| t.mutates())
+    ctx.find_tool(&call.name).is_some_and(|t| !t.read_only())
 }
 
 /// Read-only calls in a row run concurrently; a mutating call runs alone, in order.
@@ -1185,7 +1185,10 @@ async fn run_tools(
             if i >= allowance::MAX_CALLS_PER_TURN {
                 return Some(allowance::too_many_calls(calls));
             }
-            if c.name != "Task" || ctx.find_tool("Task").is_none() {
+            let delegates = ctx
+                .find_tool(&c.name)
+                .is_some_and(|t| t.kind() == ToolKind::Delegate);
+            if !delegates {
                 return None;
             }
             tasks += 1;
@@ -1321,19 +1324,12 @@ async fn run_one(
     let Some(tool) = tool else {
         // A real tool this session does not have (Bash in a read-only subagent) is a permission
         // decision worth recording, not a typo.
-        let global = ctx
-            .runtime
-            .tools
-            .iter()
-            .find(|t| t.name() == call.name)
-            .map(|t| t.mutates())
-            .or((call.name == "Task").then_some(false));
-        if let Some(mutates) = global {
+        if let Some((kind, read_only)) = registry::kind_of(&ctx.runtime.tools, &call.name) {
             if let Precheck::Decided {
                 decision: Decision::Deny,
                 source,
                 reason,
-            } = ctx.gate.precheck(&call.name, mutates)
+            } = ctx.gate.precheck(&call.name, kind, read_only)
             {
                 ctx.trace.emit(TraceEvent::PermissionDecided {
                     call_id: call.id.clone(),
@@ -1367,7 +1363,7 @@ async fn run_one(
     let wants_network = tool.wants_network(&args);
     match ctx
         .gate
-        .precheck_call(&call.name, tool.mutates(), wants_network)
+        .precheck_call(&call.name, tool.kind(), tool.read_only(), wants_network)
     {
         Precheck::Decided {
             decision,
@@ -1455,7 +1451,7 @@ async fn run_one(
             "Cancelled before it started (by the person or a budget); there is no result.".into(),
         );
     }
-    let grace = if call.name == "Task" {
+    let grace = if tool.kind() == ToolKind::Delegate {
         TASK_CANCEL_GRACE
     } else {
         TOOL_CANCEL_GRACE

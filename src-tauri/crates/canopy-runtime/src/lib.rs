@@ -28,6 +28,7 @@ pub mod gate;
 pub mod profiles;
 pub mod readonly_check;
 pub mod redact;
+pub mod registry;
 mod task;
 pub mod tool_args;
 pub mod trace_reader;

@@ -7,9 +7,10 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use canopy_protocol::{
     AgentKind, Budgets, ModelSlot, ParentLink, PermissionMode, ResultStatus, SubagentResult,
-    TerminalReason, ToolSpec, TraceEvent, Usage, Verdict,
+    TerminalReason, ToolKind, TraceEvent, Usage, Verdict,
 };
-use canopy_tools::{Tool, ToolContext, ToolError, ToolOutput};
+use canopy_tools::{ToolContext, ToolError, ToolOutput, TypedTool};
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::time::Instant;
@@ -22,68 +23,86 @@ use crate::readonly_check::Snapshot;
 use crate::trace_writer::SessionTrace;
 
 /// Arguments of `Task`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct TaskArgs {
-    /// Short label (3–8 words) shown in the subagent tree.
+pub(crate) struct TaskArgs {
+    /// Short label (3-8 words) shown to the person.
     description: String,
-    /// Self-contained instructions: the subagent sees nothing else.
+    /// Complete, self-contained instructions for the subagent.
     prompt: String,
-    /// Profile name (`explore`, `verify`, or a project profile).
+    /// Which subagent profile to run.
     subagent_type: String,
-    /// `light` or `main`; defaults to the profile's slot.
+    /// Optional: override the profile's model slot.
     #[serde(default)]
-    model: Option<ModelSlot>,
+    model: Option<TaskModel>,
+}
+
+/// The model slot a `Task` call may ask for (the protocol's [`ModelSlot`], with a schema).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum TaskModel {
+    /// The light model.
+    Light,
+    /// The main model.
+    Main,
+}
+
+impl From<TaskModel> for ModelSlot {
+    fn from(m: TaskModel) -> Self {
+        match m {
+            TaskModel::Light => ModelSlot::Light,
+            TaskModel::Main => ModelSlot::Main,
+        }
+    }
 }
 
 /// The `Task` tool of one session.
 pub(crate) struct TaskTool {
     parent: Weak<AgentCtx>,
-    spec: ToolSpec,
+    /// The read-only profiles it can start, as `(name, description)`.
+    available: Vec<(String, String)>,
 }
 
 impl TaskTool {
     pub fn new(parent: Weak<AgentCtx>, profiles: Arc<Vec<RuntimeProfile>>) -> Self {
-        let available: Vec<&RuntimeProfile> = profiles.iter().filter(|p| p.read_only()).collect();
-        let list: Vec<String> = available
+        let available = profiles
             .iter()
-            .map(|p| format!("- `{}`: {}", p.name(), p.description()))
+            .filter(|p| p.read_only())
+            .map(|p| (p.name().to_string(), p.description().to_string()))
             .collect();
-        let names: Vec<&str> = available.iter().map(|p| p.name()).collect();
-        let spec = ToolSpec {
-            name: "Task".into(),
-            description: format!(
-                "Delegate a self-contained, read-only job (wide searching and reading) to a subagent that runs in a fresh context with its own budget and returns one JSON result (summary, findings, evidence as path:line, unresolved questions). The subagent cannot see this conversation: put everything it needs in `prompt`. Several Task calls in one turn run in parallel.\nAvailable subagent types:\n{}",
-                list.join("\n")
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "description": {"type": "string", "description": "Short label (3-8 words) shown to the person."},
-                    "prompt": {"type": "string", "description": "Complete, self-contained instructions for the subagent."},
-                    "subagent_type": {"type": "string", "enum": names, "description": "Which subagent profile to run."},
-                    "model": {"type": "string", "enum": ["light", "main"], "description": "Optional: override the profile's model slot."}
-                },
-                "required": ["description", "prompt", "subagent_type"],
-                "additionalProperties": false
-            }),
-        };
-        TaskTool { parent, spec }
+        TaskTool { parent, available }
     }
 }
 
 #[async_trait]
-impl Tool for TaskTool {
-    fn name(&self) -> &str {
-        "Task"
+impl TypedTool for TaskTool {
+    type Args = TaskArgs;
+    const NAME: &'static str = "Task";
+    const KIND: ToolKind = ToolKind::Delegate;
+    // It changes nothing itself and its children are read-only, so several run at once; the gate
+    // still asks the policy because it is a delegation.
+    const READ_ONLY: bool = true;
+
+    fn description(&self) -> String {
+        let list: Vec<String> = self
+            .available
+            .iter()
+            .map(|(name, description)| format!("- `{name}`: {description}"))
+            .collect();
+        format!(
+            "Delegate a self-contained, read-only job (wide searching and reading) to a subagent that runs in a fresh context with its own budget and returns one JSON result (summary, findings, evidence as path:line, unresolved questions). The subagent cannot see this conversation: put everything it needs in `prompt`. Several Task calls in one turn run in parallel.\nAvailable subagent types:\n{}",
+            list.join("\n")
+        )
     }
 
-    fn spec(&self) -> ToolSpec {
-        self.spec.clone()
-    }
-
-    fn mutates(&self) -> bool {
-        false
+    /// The derived schema, with `subagent_type` narrowed to the profiles this session can start.
+    fn parameters(&self) -> serde_json::Value {
+        let mut schema = canopy_tools::args_schema::<TaskArgs>();
+        let names: Vec<&str> = self.available.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(field) = schema.pointer_mut("/properties/subagent_type") {
+            field["enum"] = json!(names);
+        }
+        schema
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -98,17 +117,11 @@ impl Tool for TaskTool {
         )
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        tctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
+    async fn call(&self, args: TaskArgs, tctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let parent = self
             .parent
             .upgrade()
             .ok_or_else(|| ToolError::Failed("the parent session has ended".into()))?;
-        let args: TaskArgs =
-            serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         if args.description.trim().is_empty() {
             return Err(ToolError::InvalidArguments(
                 "`description` must not be empty".into(),
@@ -148,7 +161,7 @@ impl Tool for TaskTool {
             &tctx.call_id,
             &description,
             profile,
-            args.model,
+            args.model.map(ModelSlot::from),
             args.prompt,
             &tctx.cancel,
         )
@@ -616,5 +629,50 @@ pub(crate) async fn verify_answer(
             _ => None,
         },
         Launched::NotStarted(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use canopy_tools::Tool;
+
+    #[test]
+    fn the_schema_is_derived_and_names_only_read_only_profiles() {
+        let profiles = Arc::new(crate::profiles::builtin_profiles().unwrap());
+        let task = TaskTool::new(Weak::new(), profiles);
+        assert_eq!(task.kind(), ToolKind::Delegate);
+        assert!(task.read_only());
+        let spec = task.spec();
+        assert_eq!(spec.name, "Task");
+        let schema = &spec.parameters;
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(!schema.to_string().contains("$ref"), "{schema}");
+        assert_eq!(
+            schema["required"],
+            json!(["description", "prompt", "subagent_type"])
+        );
+        // `main` is not read-only, so it cannot be delegated to.
+        assert_eq!(
+            schema["properties"]["subagent_type"]["enum"],
+            json!(["explore", "verify"])
+        );
+        assert_eq!(
+            schema["properties"]["prompt"]["description"],
+            "Complete, self-contained instructions for the subagent."
+        );
+        let model = schema["properties"]["model"].to_string();
+        assert!(model.contains("light") && model.contains("main"), "{model}");
+        assert!(
+            spec.description.contains("- `explore`: "),
+            "{}",
+            spec.description
+        );
+        assert!(
+            !spec.description.contains("- `main`"),
+            "{}",
+            spec.description
+        );
     }
 }
