@@ -13,9 +13,20 @@ use async_trait::async_trait;
 use canopy_protocol::{ApprovalScope, Decision, DecisionSource, PermissionMode, ToolKind};
 use serde::{Deserialize, Serialize};
 
-use crate::registry;
+use crate::registry::{self, PolicyRow};
 
 pub use canopy_config::{PermissionPolicy as Policy, PolicyAction};
+
+/// What the policy says about a call of `tool` (of `kind`); a call with no row is asked about.
+fn action_for(policy: &Policy, tool: &str, kind: ToolKind) -> PolicyAction {
+    match registry::policy_row(tool, kind) {
+        Some(PolicyRow::Edit) => policy.edit,
+        Some(PolicyRow::Write) => policy.write,
+        Some(PolicyRow::Bash) => policy.bash,
+        Some(PolicyRow::Task) => policy.task,
+        None => PolicyAction::Ask,
+    }
+}
 
 /// A question for the person.
 #[derive(Debug, Clone, Serialize)]
@@ -171,7 +182,7 @@ impl Gate {
                 reason: format!("`{tool}` was allowed for this session"),
             };
         }
-        match registry::policy_action(&self.policy, tool, kind) {
+        match action_for(&self.policy, tool, kind) {
             PolicyAction::Allow => Precheck::Decided { decision: Decision::Allow, source: DecisionSource::Policy, reason: format!("policy allows `{tool}`") },
             PolicyAction::Deny => Precheck::Decided {
                 decision: Decision::Deny,

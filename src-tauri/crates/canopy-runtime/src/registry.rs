@@ -7,9 +7,6 @@ use std::sync::Arc;
 use canopy_protocol::ToolKind;
 use canopy_tools::{Tool, TypedTool, WriteTool};
 
-use crate::gate::{Policy, PolicyAction};
-use crate::task::TaskTool;
-
 /// What the host needs to know of a tool it may not have an instance of (a profile's allowlist, a
 /// call to a tool this session lacks).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,9 +19,28 @@ pub struct ToolInfo {
     pub read_only: bool,
 }
 
-/// The name of the tool a session gets when its allowlist names it; it is built per session
-/// (it starts children), so it is not among the runtime's tools.
-pub const TASK: &str = TaskTool::NAME;
+/// The name of the tool that delegates to a subagent. A session gets it when its allowlist names it;
+/// it is built per session (it starts children), so it is not among the runtime's tools and its name
+/// and kind are kept here.
+pub const TASK: &str = "Task";
+/// `Task`'s kind.
+pub const TASK_KIND: ToolKind = ToolKind::Delegate;
+/// `Task` changes nothing itself and its children are read-only, so several run at once; the gate
+/// still asks the policy because it is a delegation.
+pub const TASK_READ_ONLY: bool = true;
+
+/// The row of the person's permission policy a call is decided by (the settings key it by tool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PolicyRow {
+    /// Changing an existing file.
+    Edit,
+    /// Creating or overwriting a file.
+    Write,
+    /// Running a command.
+    Bash,
+    /// Starting a subagent.
+    Task,
+}
 
 /// Every tool a profile may name: the built-in ones, read-only first, then `Task`.
 pub fn known_tools() -> Vec<ToolInfo> {
@@ -38,9 +54,9 @@ pub fn known_tools() -> Vec<ToolInfo> {
         .collect();
     tools.sort_by_key(|t| !t.read_only);
     tools.push(ToolInfo {
-        name: TaskTool::NAME.to_string(),
-        kind: TaskTool::KIND,
-        read_only: TaskTool::READ_ONLY,
+        name: TASK.to_string(),
+        kind: TASK_KIND,
+        read_only: TASK_READ_ONLY,
     });
     tools
 }
@@ -51,19 +67,19 @@ pub fn kind_of(tools: &[Arc<dyn Tool>], name: &str) -> Option<(ToolKind, bool)> 
         .iter()
         .find(|t| t.name() == name)
         .map(|t| (t.kind(), t.read_only()))
-        .or((name == TaskTool::NAME).then_some((TaskTool::KIND, TaskTool::READ_ONLY)))
+        .or((name == TASK).then_some((TASK_KIND, TASK_READ_ONLY)))
 }
 
 /// The policy row for a call that needs one: by kind, and for the two file-changing tools by which
 /// of them it is (the settings give Edit and Write a row each). A kind the policy has no row for
-/// (an external tool) is asked about, never silently allowed.
-pub fn policy_action(policy: &Policy, tool: &str, kind: ToolKind) -> PolicyAction {
+/// (an external tool) has none: it is asked about, never silently allowed.
+pub fn policy_row(tool: &str, kind: ToolKind) -> Option<PolicyRow> {
     match kind {
-        ToolKind::Edit if tool == WriteTool::NAME => policy.write,
-        ToolKind::Edit => policy.edit,
-        ToolKind::Execute => policy.bash,
-        ToolKind::Delegate => policy.task,
-        ToolKind::Read | ToolKind::External => PolicyAction::Ask,
+        ToolKind::Edit if tool == WriteTool::NAME => Some(PolicyRow::Write),
+        ToolKind::Edit => Some(PolicyRow::Edit),
+        ToolKind::Execute => Some(PolicyRow::Bash),
+        ToolKind::Delegate => Some(PolicyRow::Task),
+        ToolKind::Read | ToolKind::External => None,
     }
 }
 
@@ -129,32 +145,15 @@ mod tests {
 
     #[test]
     fn policy_rows_follow_the_kind() {
-        let policy = Policy {
-            edit: PolicyAction::Allow,
-            write: PolicyAction::Deny,
-            bash: PolicyAction::Ask,
-            task: PolicyAction::Allow,
-        };
+        assert_eq!(policy_row("Edit", ToolKind::Edit), Some(PolicyRow::Edit));
+        assert_eq!(policy_row("Write", ToolKind::Edit), Some(PolicyRow::Write));
+        assert_eq!(policy_row("Bash", ToolKind::Execute), Some(PolicyRow::Bash));
         assert_eq!(
-            policy_action(&policy, "Edit", ToolKind::Edit),
-            PolicyAction::Allow
+            policy_row("Task", ToolKind::Delegate),
+            Some(PolicyRow::Task)
         );
-        assert_eq!(
-            policy_action(&policy, "Write", ToolKind::Edit),
-            PolicyAction::Deny
-        );
-        assert_eq!(
-            policy_action(&policy, "Bash", ToolKind::Execute),
-            PolicyAction::Ask
-        );
-        assert_eq!(
-            policy_action(&policy, "Task", ToolKind::Delegate),
-            PolicyAction::Allow
-        );
-        // An MCP tool that happens to be called "Edit" is still asked about.
-        assert_eq!(
-            policy_action(&policy, "Edit", ToolKind::External),
-            PolicyAction::Ask
-        );
+        // An MCP tool that happens to be called "Edit" has no row: it is asked about.
+        assert_eq!(policy_row("Edit", ToolKind::External), None);
+        assert_eq!(policy_row("Read", ToolKind::Read), None);
     }
 }

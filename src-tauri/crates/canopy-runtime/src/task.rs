@@ -16,11 +16,12 @@ use serde_json::json;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{run_child, AgentCtx, AgentCtxParts, AgentOutcome, RunLimits};
-use crate::new_id;
+use crate::agent::run_loop::run_child;
+use crate::agent::session::{AgentCtx, AgentCtxParts, AgentOutcome, RunLimits};
 use crate::profiles::{ResultContract, RuntimeProfile};
 use crate::readonly_check::Snapshot;
 use crate::trace_writer::SessionTrace;
+use crate::{new_id, registry};
 
 /// Arguments of `Task`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -77,11 +78,9 @@ impl TaskTool {
 #[async_trait]
 impl TypedTool for TaskTool {
     type Args = TaskArgs;
-    const NAME: &'static str = "Task";
-    const KIND: ToolKind = ToolKind::Delegate;
-    // It changes nothing itself and its children are read-only, so several run at once; the gate
-    // still asks the policy because it is a delegation.
-    const READ_ONLY: bool = true;
+    const NAME: &'static str = registry::TASK;
+    const KIND: ToolKind = registry::TASK_KIND;
+    const READ_ONLY: bool = registry::TASK_READ_ONLY;
 
     fn description(&self) -> String {
         let list: Vec<String> = self
