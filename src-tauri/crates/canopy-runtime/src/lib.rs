@@ -25,6 +25,7 @@ pub mod configured;
 pub mod contract;
 mod error;
 pub mod gate;
+mod launcher;
 pub mod profiles;
 pub mod readonly_check;
 pub mod redact;

@@ -29,7 +29,7 @@ pub(crate) async fn run_main(
         if let Some(answer) = end.final_text.clone() {
             // The verify child is launched like a Task: within what is left of this run's time.
             ctx.set_run_limits(&st);
-            match crate::task::verify_answer(ctx, &prompt, &answer, &cancel).await {
+            match crate::launcher::verify_answer(ctx, &prompt, &answer, &cancel).await {
                 Some(reasons) => {
                     history.push(Message::user(format!(
                         "Host notice: an independent verification of your answer returned FAIL:\n- {}\nAddress these points, then give your final answer again.",
