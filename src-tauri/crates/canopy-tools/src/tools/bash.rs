@@ -115,15 +115,6 @@ impl TypedTool for BashTool {
     }
 }
 
-/// Whether a variable must not reach the child: named in the denylist, or named like a credential.
-pub fn is_secret_env(name: &str, denylist: &[String]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    denylist.iter().any(|d| d == name)
-        || upper.ends_with("_API_KEY")
-        || upper.ends_with("_TOKEN")
-        || upper.contains("SECRET")
-}
-
 /// Kills the process group when dropped while armed, so a dropped future (the runtime giving up on
 /// the call) cannot leave the command running.
 struct GroupGuard {
@@ -414,6 +405,7 @@ fn render(stdout: &Captured, stderr: &Captured) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::sandbox::is_secret_env;
     use crate::tools::test_util::{project, run};
     use crate::Tool;
     use serde_json::json;

@@ -18,10 +18,7 @@ pub const DEFAULT_LIMIT: u64 = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Files larger than this are only read in pieces (`offset`/`limit`).
 pub const MAX_WHOLE_FILE_BYTES: u64 = 10 * 1024 * 1024;
-/// Files up to this size are scanned to the end on a piecewise read, so the total line count is
-/// exact and the read records a stamp Edit and Write accept. Bigger files are read only up to the
-/// last requested line: a piece of a multi-GB log costs what the piece costs, not the whole file.
-pub const MAX_FULL_SCAN_BYTES: u64 = 64 * 1024 * 1024;
+pub use crate::fsutil::MAX_FULL_SCAN_BYTES;
 /// Total output cap, whatever the line count.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// Output room kept for the closing note (total line count, where to read on).
