@@ -38,9 +38,10 @@ pub fn generated_file() -> String {
     format!(
         "// Generated from the Rust types by the canopy-app test `generated_types_are_current`.\n\
          // Do not edit: change the Rust types and run `CANOPY_BLESS=1 cargo test -p canopy-app generated_types`.\n\n\
-         // ---- canopy-protocol ----\n{}\n// ---- canopy-config ----\n{}\n// ---- canopy-app commands ----\n{}",
+         // ---- canopy-protocol ----\n{}\n// ---- canopy-config ----\n{}\n// ---- canopy-runtime ----\n{}\n// ---- canopy-app commands ----\n{}",
         canopy_protocol::typescript::protocol_declarations(),
         canopy_config::settings_declarations(),
+        canopy_runtime::registry::typescript_declarations(),
         app_declarations()
     )
 }

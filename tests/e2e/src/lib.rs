@@ -550,8 +550,11 @@ impl canopy_tools::Tool for ScriptedTool {
             parameters: serde_json::json!({"type": "object"}),
         }
     }
-    fn mutates(&self) -> bool {
-        false
+    fn kind(&self) -> canopy_protocol::ToolKind {
+        canopy_protocol::ToolKind::Read
+    }
+    fn read_only(&self) -> bool {
+        true
     }
     fn summarize(&self, _args: &serde_json::Value) -> String {
         self.name.into()

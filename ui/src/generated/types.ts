@@ -191,6 +191,7 @@ event: TraceEvent, };
 export type AgentKind = "main" | "subagent";
 export type PermissionMode = "main" | "readonly_subagent";
 export type SandboxMode = "required" | "off";
+export type ToolKind = "read" | "edit" | "execute" | "delegate" | "external";
 export type ModelInfo = { 
 /**
  * The slot whose configuration is in use (after any fallback).
@@ -928,6 +929,19 @@ origin: string,
 stored_for: Array<string>, };
 export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
+
+// ---- canopy-runtime ----
+/** The kind of each tool Canopy knows; any other name is an external tool. */
+export const TOOL_KINDS: { readonly [tool in string]?: ToolKind } = {
+  "Read": "read",
+  "Grep": "read",
+  "Glob": "read",
+  "TodoWrite": "read",
+  "Edit": "edit",
+  "Write": "edit",
+  "Bash": "execute",
+  "Task": "delegate",
+};
 
 // ---- canopy-app commands ----
 export type ErrorCode = "no_project" | "not_found" | "session_gone" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "busy" | "no_such_approval" | "io" | "platform";

@@ -101,5 +101,7 @@ describe('approval preview', () => {
     expect(approvalPreview('Edit', { path: 'a.rs', old_string: 'x' }).kind).toBe('json');
     expect(approvalPreview('Bash', 'not json {')).toEqual({ kind: 'json', text: 'not json {' });
     expect(approvalPreview('Write', null)).toEqual({ kind: 'json', text: 'null' });
+    // An external tool whose arguments look like a shell command is not drawn as Bash's.
+    expect(approvalPreview('mcp__shell__run', { command: 'rm -rf build' }).kind).toBe('json');
   });
 });

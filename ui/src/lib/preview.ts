@@ -2,6 +2,7 @@
 //! `tool_call_begin.arguments`, so "Allow" is a judgement of the actual edit, file or command.
 
 import type { JsonValue } from '../generated/types';
+import { toolKind } from './toolKind';
 
 export interface DiffLine {
   kind: 'ctx' | 'del' | 'add';
@@ -102,7 +103,9 @@ function jsonPreview(args: JsonValue): ApprovalPreview {
 export function approvalPreview(tool: string, args: JsonValue): ApprovalPreview {
   const o = asObject(args);
   if (o === null) return jsonPreview(args);
-  if (tool === 'Edit' && typeof o.path === 'string' && typeof o.old_string === 'string' && typeof o.new_string === 'string') {
+  const kind = toolKind(tool);
+  // Both file-changing tools are edits; their arguments tell a replacement from a whole new file.
+  if (kind === 'edit' && typeof o.path === 'string' && typeof o.old_string === 'string' && typeof o.new_string === 'string') {
     const all = lineDiff(o.old_string, o.new_string);
     return {
       kind: 'edit',
@@ -114,7 +117,7 @@ export function approvalPreview(tool: string, args: JsonValue): ApprovalPreview 
       hiddenLines: Math.max(0, all.length - DIFF_MAX_LINES),
     };
   }
-  if (tool === 'Write' && typeof o.path === 'string' && typeof o.content === 'string') {
+  if (kind === 'edit' && typeof o.path === 'string' && typeof o.content === 'string') {
     const lines = splitLines(o.content);
     return {
       kind: 'write',
@@ -124,7 +127,7 @@ export function approvalPreview(tool: string, args: JsonValue): ApprovalPreview 
       bytes: new TextEncoder().encode(o.content).length,
     };
   }
-  if (tool === 'Bash' && typeof o.command === 'string') {
+  if (kind === 'execute' && typeof o.command === 'string') {
     return {
       kind: 'bash',
       command: o.command,

@@ -50,6 +50,24 @@ pub enum PermissionMode {
     ReadonlySubagent,
 }
 
+/// What a tool does, which is all the host needs to know to treat a call: the permission gate,
+/// which calls may run together, what a read-only subagent may have and how the UI draws a call all
+/// follow from it, never from the tool's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Looks at the project or keeps the agent's own notes (Read, Grep, Glob, TodoWrite).
+    Read,
+    /// Changes files in the project (Edit, Write).
+    Edit,
+    /// Runs a command on the machine (Bash).
+    Execute,
+    /// Hands a job to a subagent (Task).
+    Delegate,
+    /// Provided by something outside Canopy (an MCP server); asked about like a mutating tool.
+    External,
+}
+
 /// How Bash commands are confined: the setting, and what a session recorded it ran with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "snake_case")]

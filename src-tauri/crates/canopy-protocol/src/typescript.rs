@@ -38,6 +38,7 @@ pub fn protocol_declarations() -> String {
         export_decl::<AgentKind>(),
         export_decl::<PermissionMode>(),
         export_decl::<SandboxMode>(),
+        export_decl::<ToolKind>(),
         export_decl::<ModelInfo>(),
         export_decl::<Budgets>(),
         export_decl::<BudgetUsage>(),

@@ -65,10 +65,16 @@ const TOPICS: [Topic; CHILDREN] = [
         description: "Explain the trace recorder",
         grep: "fn emit",
         grep_path: "runtime/src",
-        files: ["runtime/src/trace_writer.rs", "runtime/src/trace_reader.rs"],
+        files: [
+            "runtime/src/trace_writer.rs",
+            "runtime/src/trace_reader/file.rs",
+        ],
         cite: [
             ("runtime/src/trace_writer.rs", "pub fn emit"),
-            ("runtime/src/trace_reader.rs", "pub fn read_session_file"),
+            (
+                "runtime/src/trace_reader/file.rs",
+                "pub fn read_session_file",
+            ),
         ],
     },
     Topic {

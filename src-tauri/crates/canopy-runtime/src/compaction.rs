@@ -7,7 +7,9 @@ use canopy_providers::ModelRequest;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::{emit_call_end, estimate_tokens, AgentCtx, LoopState};
+use crate::agent::budget::{estimate_tokens, LoopState};
+use crate::agent::model_call::emit_call_end;
+use crate::agent::session::AgentCtx;
 use crate::new_id;
 
 /// Recent history kept verbatim aims at this share of the context budget.

@@ -1,7 +1,8 @@
-//! The permission gate every tool call passes before it runs. Read-only tools in the profile's
-//! allowlist pass; mutating tools and `Task` are decided by the policy (allow / ask / deny), and "ask"
-//! goes to an [`Approver`]. A read-only subagent's gate denies everything that mutates and `Task`,
-//! whatever the policy says, so a mis-registered tool is still refused. A call that wants the
+//! The permission gate every tool call passes before it runs; it goes by the tool's kind, never its
+//! name. Read-only tools of the read kind in the profile's allowlist pass; everything else (edit,
+//! execute, delegate, external) is decided by the policy (allow / ask / deny), and "ask" goes to an
+//! [`Approver`]. A read-only subagent's gate denies everything but read-only reading, whatever the
+//! policy says, so a mis-registered tool is still refused. A call that wants the
 //! network (Bash with `network: true`) is asked about even when the policy allows the tool, unless
 //! the person allowed network for the session.
 
@@ -9,19 +10,21 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use canopy_protocol::{ApprovalScope, Decision, DecisionSource, PermissionMode};
+use canopy_protocol::{ApprovalScope, Decision, DecisionSource, PermissionMode, ToolKind};
 use serde::{Deserialize, Serialize};
+
+use crate::registry::{self, PolicyRow};
 
 pub use canopy_protocol::{PermissionPolicy as Policy, PolicyAction};
 
-fn action_for(policy: &Policy, tool: &str) -> PolicyAction {
-    match tool {
-        "Edit" => policy.edit,
-        "Write" => policy.write,
-        "Bash" => policy.bash,
-        "Task" => policy.task,
-        // A mutating tool the policy does not name is asked about, never silently allowed.
-        _ => PolicyAction::Ask,
+/// What the policy says about a call of `tool` (of `kind`); a call with no row is asked about.
+fn action_for(policy: &Policy, tool: &str, kind: ToolKind) -> PolicyAction {
+    match registry::policy_row(tool, kind) {
+        Some(PolicyRow::Edit) => policy.edit,
+        Some(PolicyRow::Write) => policy.write,
+        Some(PolicyRow::Bash) => policy.bash,
+        Some(PolicyRow::Task) => policy.task,
+        None => PolicyAction::Ask,
     }
 }
 
@@ -141,9 +144,10 @@ impl Gate {
         self.mode
     }
 
-    /// Decides what it can without asking anyone.
-    pub fn precheck(&self, tool: &str, mutates: bool) -> Precheck {
-        let needs_policy = mutates || tool == "Task";
+    /// Decides what it can without asking anyone. Only a read-only tool of the read kind passes
+    /// without the policy; what the policy says depends on the kind.
+    pub fn precheck(&self, tool: &str, kind: ToolKind, read_only: bool) -> Precheck {
+        let needs_policy = !read_only || kind != ToolKind::Read;
         // The read-only check comes first so it holds even for a tool that was wrongly allowlisted.
         if self.mode == PermissionMode::ReadonlySubagent && needs_policy {
             return Precheck::Decided {
@@ -178,7 +182,7 @@ impl Gate {
                 reason: format!("`{tool}` was allowed for this session"),
             };
         }
-        match action_for(&self.policy, tool) {
+        match action_for(&self.policy, tool, kind) {
             PolicyAction::Allow => Precheck::Decided { decision: Decision::Allow, source: DecisionSource::Policy, reason: format!("policy allows `{tool}`") },
             PolicyAction::Deny => Precheck::Decided {
                 decision: Decision::Deny,
@@ -196,8 +200,14 @@ impl Gate {
 
     /// [`Gate::precheck`] for a call that may want the network: such a call is asked about unless
     /// the person allowed network for this tool in the session, whatever the policy says.
-    pub fn precheck_call(&self, tool: &str, mutates: bool, network: bool) -> Precheck {
-        let base = self.precheck(tool, mutates);
+    pub fn precheck_call(
+        &self,
+        tool: &str,
+        kind: ToolKind,
+        read_only: bool,
+        network: bool,
+    ) -> Precheck {
+        let base = self.precheck(tool, kind, read_only);
         if !network {
             return base;
         }
@@ -303,8 +313,13 @@ mod tests {
             all(),
             None,
         );
-        for (tool, mutates) in [("Edit", true), ("Bash", true), ("Task", false)] {
-            match gate.precheck(tool, mutates) {
+        for (tool, kind, read_only) in [
+            ("Edit", ToolKind::Edit, false),
+            ("Bash", ToolKind::Execute, false),
+            ("Task", ToolKind::Delegate, true),
+            ("Lookup", ToolKind::External, true),
+        ] {
+            match gate.precheck(tool, kind, read_only) {
                 Precheck::Decided {
                     decision, source, ..
                 } => {
@@ -315,12 +330,44 @@ mod tests {
             }
         }
         assert!(matches!(
-            gate.precheck("Read", false),
+            gate.precheck("Read", ToolKind::Read, true),
             Precheck::Decided {
                 decision: Decision::Allow,
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn the_kind_not_the_name_decides() {
+        let allow_all = Policy {
+            edit: PolicyAction::Allow,
+            write: PolicyAction::Allow,
+            bash: PolicyAction::Allow,
+            task: PolicyAction::Allow,
+        };
+        let names = ["Read", "Lookup"].map(String::from);
+        let gate = Gate::new(PermissionMode::Main, allow_all, names, None);
+        // An external tool is never let through as a reader, even one that says it only reads and
+        // a policy that allows every built-in row: nobody can answer here, so it is denied.
+        match gate.precheck("Lookup", ToolKind::External, true) {
+            Precheck::Decided {
+                decision, source, ..
+            } => {
+                assert_eq!(decision, Decision::Deny);
+                assert_eq!(source, DecisionSource::NoApprover);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A tool named like a reader but declared as an edit goes to the policy's edit row.
+        assert_eq!(
+            gate.precheck("Read", ToolKind::Edit, false),
+            Precheck::Decided {
+                decision: Decision::Allow,
+                source: DecisionSource::Policy,
+                reason: "policy allows `Read`".into()
+            }
+        );
     }
 
     #[tokio::test]
@@ -331,9 +378,9 @@ mod tests {
             all(),
             Some(Arc::new(AlwaysSession)),
         );
-        assert_eq!(gate.precheck("Edit", true), Precheck::Ask);
+        assert_eq!(gate.precheck("Edit", ToolKind::Edit, false), Precheck::Ask);
         assert_eq!(
-            gate.precheck("Task", false),
+            gate.precheck("Task", ToolKind::Delegate, true),
             Precheck::Decided {
                 decision: Decision::Allow,
                 source: DecisionSource::Policy,
@@ -359,13 +406,16 @@ mod tests {
             )
         );
         assert!(matches!(
-            gate.precheck("Edit", true),
+            gate.precheck("Edit", ToolKind::Edit, false),
             Precheck::Decided {
                 source: DecisionSource::SessionRule,
                 ..
             }
         ));
-        assert_eq!(gate.precheck("Bash", true), Precheck::Ask);
+        assert_eq!(
+            gate.precheck("Bash", ToolKind::Execute, false),
+            Precheck::Ask
+        );
     }
 
     #[tokio::test]
@@ -383,14 +433,17 @@ mod tests {
             Some(Arc::new(AlwaysSession)),
         );
         assert!(matches!(
-            gate.precheck_call("Bash", true, false),
+            gate.precheck_call("Bash", ToolKind::Execute, false, false),
             Precheck::Decided {
                 decision: Decision::Allow,
                 source: DecisionSource::Policy,
                 ..
             }
         ));
-        assert_eq!(gate.precheck_call("Bash", true, true), Precheck::Ask);
+        assert_eq!(
+            gate.precheck_call("Bash", ToolKind::Execute, false, true),
+            Precheck::Ask
+        );
         let request = |network| ApprovalRequest {
             session_id: "s".into(),
             call_id: "c".into(),
@@ -401,11 +454,14 @@ mod tests {
         };
         // Allowing plain Bash for the session does not allow network.
         gate.ask(request(false)).await;
-        assert_eq!(gate.precheck_call("Bash", true, true), Precheck::Ask);
+        assert_eq!(
+            gate.precheck_call("Bash", ToolKind::Execute, false, true),
+            Precheck::Ask
+        );
         let (_, _, _, reason) = gate.ask(request(true)).await;
         assert_eq!(reason, "`Bash` with network approved for this session");
         assert!(matches!(
-            gate.precheck_call("Bash", true, true),
+            gate.precheck_call("Bash", ToolKind::Execute, false, true),
             Precheck::Decided {
                 decision: Decision::Allow,
                 source: DecisionSource::SessionRule,
@@ -415,7 +471,7 @@ mod tests {
 
         // Headless without an approver: refused, saying which flag allows it.
         let headless = Gate::new(PermissionMode::Main, allow_all, all(), None);
-        match headless.precheck_call("Bash", true, true) {
+        match headless.precheck_call("Bash", ToolKind::Execute, false, true) {
             Precheck::Decided {
                 decision: Decision::Deny,
                 source: DecisionSource::NoApprover,

@@ -5,10 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use canopy_protocol::{Budgets, ModelSlot};
+use canopy_protocol::{Budgets, ModelSlot, ToolKind};
 use serde::Serialize;
 
-use crate::RuntimeError;
+use crate::{registry, RuntimeError};
 
 /// What a profile's final answer must look like.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -21,11 +21,6 @@ pub enum ResultContract {
     /// The verify JSON object: verdict, reasons, summary, findings, evidence.
     Verify,
 }
-
-/// Tools that never mutate and may be offered to read-only profiles.
-pub const READ_ONLY_TOOLS: &[&str] = &["Read", "Grep", "Glob", "TodoWrite"];
-/// Tools that mutate the project or the machine.
-pub const MUTATING_TOOLS: &[&str] = &["Edit", "Write", "Bash"];
 
 /// A validated profile.
 #[derive(Debug, Clone, Serialize)]
@@ -101,19 +96,21 @@ impl RuntimeProfile {
                 return Err(fail(format!("budget `{field}` must be greater than 0")));
             }
         }
+        let known = registry::known_tools();
         for tool in &spec.tools {
-            let known = READ_ONLY_TOOLS.contains(&tool.as_str())
-                || MUTATING_TOOLS.contains(&tool.as_str())
-                || tool == "Task";
-            if !known {
-                return Err(fail(format!("unknown tool `{tool}` (known: Read, Grep, Glob, TodoWrite, Edit, Write, Bash, Task)")));
+            let Some(info) = known.iter().find(|k| &k.name == tool) else {
+                let names: Vec<&str> = known.iter().map(|k| k.name.as_str()).collect();
+                return Err(fail(format!(
+                    "unknown tool `{tool}` (known: {})",
+                    names.join(", ")
+                )));
+            };
+            if spec.read_only && info.kind == ToolKind::Delegate {
+                return Err(fail(format!(
+                    "subagents cannot have the `{tool}` tool (no recursive delegation)"
+                )));
             }
-            if spec.read_only && tool == "Task" {
-                return Err(fail(
-                    "subagents cannot have the `Task` tool (no recursive delegation)".into(),
-                ));
-            }
-            if spec.read_only && MUTATING_TOOLS.contains(&tool.as_str()) {
+            if spec.read_only && !info.read_only {
                 return Err(fail(format!(
                     "`{tool}` mutates the project and is not allowed in a read-only profile"
                 )));

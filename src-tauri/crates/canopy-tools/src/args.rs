@@ -38,7 +38,7 @@ fn kind_of(value: &serde_json::Value) -> &'static str {
 }
 
 /// The JSON schema of `T`, without the meta keys providers do not need.
-pub(crate) fn schema<T: JsonSchema>() -> serde_json::Value {
+pub fn schema<T: JsonSchema>() -> serde_json::Value {
     // Inlined sub-schemas: some OpenAI-compatible servers (local models) do not resolve `$ref`.
     let generator = schemars::generate::SchemaSettings::default()
         .with(|s| s.inline_subschemas = true)

@@ -48,14 +48,20 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8], display: &str) -> Result<(
     Ok(())
 }
 
+/// Files up to this size are scanned to the end on a piecewise read, so the total line count is
+/// exact and the read records a stamp Edit and Write accept. Bigger files are read only up to the
+/// last requested line: a piece of a multi-GB log costs what the piece costs, not the whole file.
+/// Kept here, beside the check Edit and Write make with it, so Read and they share one number.
+pub const MAX_FULL_SCAN_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Edit and Write hold the whole file in memory and compare it with what Read saw; Read does not
-/// scan files over [`MAX_FULL_SCAN_BYTES`](crate::tools::read::MAX_FULL_SCAN_BYTES) to the end, so
-/// those are refused up front rather than loaded.
+/// scan files over [`MAX_FULL_SCAN_BYTES`] to the end, so those are refused up front rather than
+/// loaded.
 pub(crate) fn refuse_too_big_to_change(
     display: &str,
     meta: &std::fs::Metadata,
 ) -> Result<(), ToolError> {
-    let cap = crate::tools::read::MAX_FULL_SCAN_BYTES;
+    let cap = MAX_FULL_SCAN_BYTES;
     if meta.len() > cap {
         return Err(ToolError::Refused(format!(
             "`{display}` is {}, over the {} limit for Edit and Write; change it with Bash (e.g. sed) instead",

@@ -1,5 +1,6 @@
-//! The agent's tools. Each tool lives in its own file, takes a documented `Deserialize` argument
-//! struct, and says whether it mutates the project, so a read-only profile is a filter over this list.
+//! The agent's tools. Each tool lives in its own file, takes a documented `Deserialize + JsonSchema`
+//! argument type (see [`TypedTool`]) and declares its [`ToolKind`] and whether it is read-only, so
+//! the host treats a call by what the tool does, never by its name.
 //! Every path is confined to the project root; failures are [`ToolError`]s the model sees as results.
 
 use std::collections::HashMap;
@@ -8,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use canopy_protocol::{TodoItem, ToolSpec};
+use canopy_protocol::{TodoItem, ToolKind, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 mod args;
@@ -19,8 +20,10 @@ pub mod sandbox;
 pub mod secrets;
 mod tools;
 pub mod truncate;
+mod typed;
 mod walk;
 
+pub use args::schema as args_schema;
 pub use error::ToolError;
 pub use fsutil::{remove_stale_temp_files, STALE_SWEEP_MAX_ENTRIES, STALE_TEMP_AGE, TEMP_PREFIX};
 pub use tools::bash::BashTool;
@@ -30,6 +33,7 @@ pub use tools::grep::GrepTool;
 pub use tools::read::ReadTool;
 pub use tools::todo_write::TodoWriteTool;
 pub use tools::write::WriteTool;
+pub use typed::TypedTool;
 
 /// What a tool call runs against.
 #[derive(Clone)]
@@ -167,10 +171,17 @@ impl ToolOutput {
 pub trait Tool: Send + Sync {
     /// Name the model calls it by.
     fn name(&self) -> &str;
+    /// What the tool does: the gate, concurrency, subagent allowlists and the UI go by this.
+    fn kind(&self) -> ToolKind;
+    /// Whether a call leaves the project and the machine as they were (Read, Grep, Glob,
+    /// TodoWrite, Task); read-only calls in a row run together, any other call runs alone.
+    fn read_only(&self) -> bool;
+    /// Whether the tool can change the project or the machine (Edit, Write, Bash).
+    fn mutates(&self) -> bool {
+        !self.read_only()
+    }
     /// Description and JSON schema offered to the model.
     fn spec(&self) -> ToolSpec;
-    /// Whether the tool can change the project or the machine (Edit, Write, Bash).
-    fn mutates(&self) -> bool;
     /// One line saying what a call would do, for approval prompts ("Edit src/main.rs (3 lines)").
     fn summarize(&self, args: &serde_json::Value) -> String;
     /// Whether this call asks for network access, which the person must allow for the call or the
@@ -217,6 +228,19 @@ mod tests {
             .map(|t| t.name())
             .collect();
         assert_eq!(mutating, ["Edit", "Write", "Bash"]);
+        let kinds: Vec<ToolKind> = tools.iter().map(|t| t.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                ToolKind::Read,
+                ToolKind::Read,
+                ToolKind::Read,
+                ToolKind::Edit,
+                ToolKind::Edit,
+                ToolKind::Execute,
+                ToolKind::Read,
+            ]
+        );
         for tool in &tools {
             let spec = tool.spec();
             assert_eq!(spec.name, tool.name());

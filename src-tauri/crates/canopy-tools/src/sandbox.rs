@@ -158,8 +158,7 @@ impl Sandbox {
             return false;
         }
         let base = BASE_ENV.contains(&name) || name.starts_with("LC_");
-        (base && !crate::tools::bash::is_secret_env(name, denylist))
-            || self.extra_env.iter().any(|e| e == name)
+        (base && !is_secret_env(name, denylist)) || self.extra_env.iter().any(|e| e == name)
     }
 
     /// Checks that bubblewrap can build a sandbox here; the error says why not and how to fix it.
@@ -342,6 +341,15 @@ fn leftover_marker(call_id: &str) -> String {
             .unwrap_or(0),
     );
     format!("\u{1e}canopy-left-{:016x}:", h.finish())
+}
+
+/// Whether a variable must not reach the child: named in the denylist, or named like a credential.
+pub(crate) fn is_secret_env(name: &str, denylist: &[String]) -> bool {
+    let upper = name.to_ascii_uppercase();
+    denylist.iter().any(|d| d == name)
+        || upper.ends_with("_API_KEY")
+        || upper.ends_with("_TOKEN")
+        || upper.contains("SECRET")
 }
 
 #[cfg(test)]
@@ -675,7 +683,7 @@ mod tests {
             .find(|(n, v)| {
                 !BASE_ENV.contains(&n.as_str())
                     && !n.starts_with("LC_")
-                    && !crate::tools::bash::is_secret_env(n, &[])
+                    && !is_secret_env(n, &[])
                     && !v.is_empty()
                     && v.chars().all(|c| c.is_ascii_graphic())
             })

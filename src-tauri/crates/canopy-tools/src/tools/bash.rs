@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use schemars::JsonSchema;
@@ -17,7 +17,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::sandbox::SandboxMode;
 use crate::truncate;
-use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Timeout when none is given.
 pub const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -51,29 +51,22 @@ pub struct BashArgs {
 pub struct BashTool;
 
 #[async_trait]
-impl Tool for BashTool {
-    fn name(&self) -> &str {
-        "Bash"
-    }
+impl TypedTool for BashTool {
+    type Args = BashArgs;
+    const NAME: &'static str = "Bash";
+    const KIND: ToolKind = ToolKind::Execute;
+    const READ_ONLY: bool = false;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Run a shell command (`bash -c`) in the project root. stdin is empty; \
-                stdout and stderr are returned (capped at 30000 characters) with the exit code. \
-                Default timeout 120000 ms, at most 600000; on timeout the command and everything \
-                it started are killed. Commands run in a sandbox: only the project folder and a \
-                private /tmp are writable, credentials in the home folder are hidden, there is no \
-                network unless you set `network: true` (the person is asked to allow it), and \
-                background processes are stopped when the command ends. Use \
-                Read/Grep/Glob/Edit instead of cat/grep/find/sed."
-                .to_string(),
-            parameters: args::schema::<BashArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        true
+    fn description(&self) -> String {
+        "Run a shell command (`bash -c`) in the project root. stdin is empty; \
+            stdout and stderr are returned (capped at 30000 characters) with the exit code. \
+            Default timeout 120000 ms, at most 600000; on timeout the command and everything \
+            it started are killed. Commands run in a sandbox: only the project folder and a \
+            private /tmp are writable, credentials in the home folder are hidden, there is no \
+            network unless you set `network: true` (the person is asked to allow it), and \
+            background processes are stopped when the command ends. Use \
+            Read/Grep/Glob/Edit instead of cat/grep/find/sed."
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -95,12 +88,7 @@ impl Tool for BashTool {
         args.get("network").and_then(serde_json::Value::as_bool) == Some(true)
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: BashArgs = args::parse(args)?;
+    async fn call(&self, args: BashArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let timeout_ms = args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if timeout_ms == 0 || timeout_ms > MAX_TIMEOUT_MS {
             return Err(ToolError::InvalidArguments(format!(
@@ -125,15 +113,6 @@ impl Tool for BashTool {
         }
         run_command(&args.command, timeout_ms, wants_network, ctx).await
     }
-}
-
-/// Whether a variable must not reach the child: named in the denylist, or named like a credential.
-pub fn is_secret_env(name: &str, denylist: &[String]) -> bool {
-    let upper = name.to_ascii_uppercase();
-    denylist.iter().any(|d| d == name)
-        || upper.ends_with("_API_KEY")
-        || upper.ends_with("_TOKEN")
-        || upper.contains("SECRET")
 }
 
 /// Kills the process group when dropped while armed, so a dropped future (the runtime giving up on
@@ -426,7 +405,9 @@ fn render(stdout: &Captured, stderr: &Captured) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::sandbox::is_secret_env;
     use crate::tools::test_util::{project, run};
+    use crate::Tool;
     use serde_json::json;
 
     pub(crate) fn alive(pid: i32) -> bool {

@@ -2,13 +2,13 @@
 //! keeping the file's line-ending convention, and writing atomically.
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::fsutil;
 use crate::paths::{self, Access};
-use crate::{args, FileStamp, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Lines of each side shown per replacement in the summary.
 const SUMMARY_LINES: usize = 8;
@@ -35,25 +35,18 @@ pub struct EditArgs {
 pub struct EditTool;
 
 #[async_trait]
-impl Tool for EditTool {
-    fn name(&self) -> &str {
-        "Edit"
-    }
+impl TypedTool for EditTool {
+    type Args = EditArgs;
+    const NAME: &'static str = "Edit";
+    const KIND: ToolKind = ToolKind::Edit;
+    const READ_ONLY: bool = false;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Replace exact text in a file. Read the file first in this session. \
-                `old_string` must match exactly (indentation included) and occur exactly once; add \
-                surrounding lines to make it unique, or set `replace_all` to change every \
-                occurrence. Line endings follow the file (CRLF files stay CRLF)."
-                .to_string(),
-            parameters: args::schema::<EditArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        true
+    fn description(&self) -> String {
+        "Replace exact text in a file. Read the file first in this session. \
+            `old_string` must match exactly (indentation included) and occur exactly once; add \
+            surrounding lines to make it unique, or set `replace_all` to change every \
+            occurrence. Line endings follow the file (CRLF files stay CRLF)."
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -68,12 +61,7 @@ impl Tool for EditTool {
         format!("Edit {path} (-{old} +{new} lines{all})")
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: EditArgs = args::parse(args)?;
+    async fn call(&self, args: EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || edit(&args, &ctx))
             .await

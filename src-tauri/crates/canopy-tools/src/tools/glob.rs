@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::paths::{self, Access};
 use crate::secrets::SecretFiles;
 use crate::walk;
-use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Paths shown when no `max_results` is given.
 pub const DEFAULT_MAX_RESULTS: u64 = 200;
@@ -45,25 +45,18 @@ pub struct GlobArgs {
 pub struct GlobTool;
 
 #[async_trait]
-impl Tool for GlobTool {
-    fn name(&self) -> &str {
-        "Glob"
-    }
+impl TypedTool for GlobTool {
+    type Args = GlobArgs;
+    const NAME: &'static str = "Glob";
+    const KIND: ToolKind = ToolKind::Read;
+    const READ_ONLY: bool = true;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Find files by glob pattern, e.g. `**/*.rs` or `src/**/*.ts`; a pattern \
-                without `/` (like `*.toml`) matches file names at any depth. Honours .gitignore and \
-                skips hidden files. Returns project-relative paths, newest first, capped at \
-                `max_results` (default 200)."
-                .to_string(),
-            parameters: args::schema::<GlobArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        false
+    fn description(&self) -> String {
+        "Find files by glob pattern, e.g. `**/*.rs` or `src/**/*.ts`; a pattern \
+            without `/` (like `*.toml`) matches file names at any depth. Honours .gitignore and \
+            skips hidden files. Returns project-relative paths, newest first, capped at \
+            `max_results` (default 200)."
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -74,12 +67,7 @@ impl Tool for GlobTool {
         }
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: GlobArgs = args::parse(args)?;
+    async fn call(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
         walk::run_cancellable(ctx, "glob", move |root, cancel| {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
@@ -21,7 +21,7 @@ use crate::paths::{self, Access};
 use crate::secrets::SecretFiles;
 use crate::truncate;
 use crate::walk;
-use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Results (lines or files) shown when no `max_results` is given.
 pub const DEFAULT_MAX_RESULTS: u64 = 200;
@@ -74,27 +74,19 @@ pub struct GrepArgs {
 pub struct GrepTool;
 
 #[async_trait]
-impl Tool for GrepTool {
-    fn name(&self) -> &str {
-        "Grep"
-    }
+impl TypedTool for GrepTool {
+    type Args = GrepArgs;
+    const NAME: &'static str = "Grep";
+    const KIND: ToolKind = ToolKind::Read;
+    const READ_ONLY: bool = true;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description:
-                "Search file contents with a regular expression (ripgrep engine). Honours \
+    fn description(&self) -> String {
+        "Search file contents with a regular expression (ripgrep engine). Honours \
                 .gitignore/.ignore, skips hidden and binary files. output_mode: \
                 `files_with_matches` (default) lists matching files, `content` shows \
                 `path:line:text`, `count` shows matches per file. Filter files with `glob` \
                 (e.g. `*.rs`). Results are capped at `max_results` (default 200)."
-                    .to_string(),
-            parameters: args::schema::<GrepArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        false
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -105,12 +97,7 @@ impl Tool for GrepTool {
         }
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: GrepArgs = args::parse(args)?;
+    async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
         walk::run_cancellable(ctx, "grep", move |root, cancel| {

@@ -4,13 +4,13 @@
 use std::io::{BufRead, BufReader, Read as _};
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::paths::{self, Access};
 use crate::truncate;
-use crate::{args, FileStamp, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Lines shown when no `limit` is given.
 pub const DEFAULT_LIMIT: u64 = 2000;
@@ -18,10 +18,7 @@ pub const DEFAULT_LIMIT: u64 = 2000;
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Files larger than this are only read in pieces (`offset`/`limit`).
 pub const MAX_WHOLE_FILE_BYTES: u64 = 10 * 1024 * 1024;
-/// Files up to this size are scanned to the end on a piecewise read, so the total line count is
-/// exact and the read records a stamp Edit and Write accept. Bigger files are read only up to the
-/// last requested line: a piece of a multi-GB log costs what the piece costs, not the whole file.
-pub const MAX_FULL_SCAN_BYTES: u64 = 64 * 1024 * 1024;
+pub use crate::fsutil::MAX_FULL_SCAN_BYTES;
 /// Total output cap, whatever the line count.
 pub const MAX_OUTPUT_BYTES: usize = 256 * 1024;
 /// Output room kept for the closing note (total line count, where to read on).
@@ -47,15 +44,14 @@ pub struct ReadArgs {
 pub struct ReadTool;
 
 #[async_trait]
-impl Tool for ReadTool {
-    fn name(&self) -> &str {
-        "Read"
-    }
+impl TypedTool for ReadTool {
+    type Args = ReadArgs;
+    const NAME: &'static str = "Read";
+    const KIND: ToolKind = ToolKind::Read;
+    const READ_ONLY: bool = true;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Read a text file from the project. Output is numbered like `cat -n` \
+    fn description(&self) -> String {
+        "Read a text file from the project. Output is numbered like `cat -n` \
                 (line number, tab, line). Reads up to 2000 lines by default; use `offset` (1-based) \
                 and `limit` for long files. Lines over 2000 characters are cut. Binary files are \
                 refused, and so are FIFOs, sockets and devices. Files over 10 MB must be read in \
@@ -63,25 +59,14 @@ impl Tool for ReadTool {
                 requested line, so their total line count is not reported and they cannot be \
                 changed with Edit or Write. A file must be Read before it can be Edited or \
                 overwritten."
-                .to_string(),
-            parameters: args::schema::<ReadArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        false
+                .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
         format!("Read {}", args::str_field(args, "path").unwrap_or("?"))
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: ReadArgs = args::parse(args)?;
+    async fn call(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || read_file(&args, &ctx))
             .await

@@ -1,11 +1,11 @@
 //! TodoWrite: replaces the agent's plan. It changes no file; the host publishes the new list.
 
 use async_trait::async_trait;
-use canopy_protocol::{TodoItem, TodoStatus, ToolSpec};
+use canopy_protocol::{TodoItem, TodoStatus, ToolKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::{args, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// State of one plan item.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -41,24 +41,17 @@ pub struct TodoWriteArgs {
 pub struct TodoWriteTool;
 
 #[async_trait]
-impl Tool for TodoWriteTool {
-    fn name(&self) -> &str {
-        "TodoWrite"
-    }
+impl TypedTool for TodoWriteTool {
+    type Args = TodoWriteArgs;
+    const NAME: &'static str = "TodoWrite";
+    const KIND: ToolKind = ToolKind::Read;
+    const READ_ONLY: bool = true;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Replace your task plan with this list. Use it for multi-step work: keep \
+    fn description(&self) -> String {
+        "Replace your task plan with this list. Use it for multi-step work: keep \
                 one item `in_progress`, mark items `completed` as soon as they are done. Send the \
                 whole list every time."
-                .to_string(),
-            parameters: args::schema::<TodoWriteArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        false
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -69,12 +62,7 @@ impl Tool for TodoWriteTool {
         format!("Update plan ({n} items)")
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        _ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: TodoWriteArgs = args::parse(args)?;
+    async fn call(&self, args: TodoWriteArgs, _ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         if let Some(i) = args.todos.iter().position(|t| t.content.trim().is_empty()) {
             return Err(ToolError::InvalidArguments(format!(
                 "field `todos[{i}].content`: must not be empty"

@@ -2,14 +2,14 @@
 //! read, atomically.
 
 use async_trait::async_trait;
-use canopy_protocol::ToolSpec;
+use canopy_protocol::ToolKind;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::fsutil;
 use crate::paths::{self, Access};
 use crate::truncate;
-use crate::{args, FileStamp, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Arguments of Write.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -26,24 +26,17 @@ pub struct WriteArgs {
 pub struct WriteTool;
 
 #[async_trait]
-impl Tool for WriteTool {
-    fn name(&self) -> &str {
-        "Write"
-    }
+impl TypedTool for WriteTool {
+    type Args = WriteArgs;
+    const NAME: &'static str = "Write";
+    const KIND: ToolKind = ToolKind::Edit;
+    const READ_ONLY: bool = false;
 
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: self.name().to_string(),
-            description: "Write a whole file: creates it (and missing parent directories) or \
+    fn description(&self) -> String {
+        "Write a whole file: creates it (and missing parent directories) or \
                 replaces it. To replace an existing file, Read it first in this session. Prefer \
                 Edit for changing part of a file."
-                .to_string(),
-            parameters: args::schema::<WriteArgs>(),
-        }
-    }
-
-    fn mutates(&self) -> bool {
-        true
+            .to_string()
     }
 
     fn summarize(&self, args: &serde_json::Value) -> String {
@@ -52,12 +45,7 @@ impl Tool for WriteTool {
         format!("Write {path} ({lines} lines)")
     }
 
-    async fn run(
-        &self,
-        args: serde_json::Value,
-        ctx: &ToolContext,
-    ) -> Result<ToolOutput, ToolError> {
-        let args: WriteArgs = args::parse(args)?;
+    async fn call(&self, args: WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || write(&args, &ctx))
             .await

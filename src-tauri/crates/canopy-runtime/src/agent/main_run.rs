@@ -1,0 +1,48 @@
+//! One prompt of the main agent: the loop, then, when the verification gate is on, an independent
+//! verify subagent whose FAIL sends the agent back to work once. It sits above both the loop and the
+//! subagent launcher, so neither needs the other's caller.
+
+use std::sync::Arc;
+
+use canopy_protocol::{Message, TerminalReason, Usage};
+use tokio_util::sync::CancellationToken;
+
+use super::budget::LoopState;
+use super::run_loop::{finish, run_loop, Ending};
+use super::session::{AgentCtx, AgentOutcome};
+
+/// Runs one prompt of the main agent (with the optional verification gate) and records its end.
+pub(crate) async fn run_main(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    prompt: String,
+    cancel: CancellationToken,
+) -> AgentOutcome {
+    if let Ok(mut d) = ctx.descendants.lock() {
+        *d = Usage::default();
+    }
+    ctx.start_run(prompt.clone());
+    history.push(Message::user(prompt.clone()));
+    let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);
+    let mut end = run_loop(ctx, history, &mut st, &cancel).await;
+    if ctx.runtime.settings.verification_gate && end.reason == TerminalReason::Completed {
+        if let Some(answer) = end.final_text.clone() {
+            // The verify child is launched like a Task: within what is left of this run's time.
+            ctx.set_run_limits(&st);
+            match crate::launcher::verify_answer(ctx, &prompt, &answer, &cancel).await {
+                Some(reasons) => {
+                    history.push(Message::user(format!(
+                        "Host notice: an independent verification of your answer returned FAIL:\n- {}\nAddress these points, then give your final answer again.",
+                        reasons.join("\n- ")
+                    )));
+                    end = run_loop(ctx, history, &mut st, &cancel).await;
+                }
+                None if cancel.is_cancelled() => {
+                    end = Ending::reason(TerminalReason::Cancelled, None)
+                }
+                None => {}
+            }
+        }
+    }
+    finish(ctx, &st, end)
+}
