@@ -10,6 +10,7 @@ import type { Backend } from './api';
 import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
+import { NoticeStore, type Notice } from './notices.svelte';
 import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
 import { sameSettings, serverError, withoutEmptyOverrides, type FieldErrors, type ServerError } from './settingsErrors';
 
@@ -33,11 +34,7 @@ export interface FileView {
   note: string | null;
 }
 
-export interface Notice {
-  id: number;
-  kind: 'warning' | 'info';
-  text: string;
-}
+export type { Notice } from './notices.svelte';
 
 /** Lines the file viewer asks for above a cited line, so the citation has context to scroll within. */
 export const FILE_CONTEXT_BEFORE = 200;
@@ -113,10 +110,12 @@ export class AppStore {
    * second save whose older answer could land last and leave stale settings in memory. */
   settingsSaving = $state(false);
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
-  notices = $state<Notice[]>([]);
+  readonly noticeStore = new NoticeStore();
+  get notices(): Notice[] {
+    return this.noticeStore.items;
+  }
   /** The person asked to look at the project's own profiles again (after turning them down). */
   reviewingProfiles = $state(false);
-  private noticeId = 0;
   /**
    * Tool calls whose rows are expanded, by session and call id. Kept here rather than in the row: the
    * virtual lists unmount rows scrolled out of view, and a row scrolled back must come back as it was.
@@ -292,14 +291,11 @@ export class AppStore {
   }
 
   notify(kind: Notice['kind'], text: string): void {
-    // The same project opened again would repeat its warning word for word.
-    if (this.notices.some((n) => n.text === text)) return;
-    this.noticeId += 1;
-    this.notices = [...this.notices, { id: this.noticeId, kind, text }];
+    this.noticeStore.notify(kind, text);
   }
 
   dismiss(id: number): void {
-    this.notices = this.notices.filter((n) => n.id !== id);
+    this.noticeStore.dismiss(id);
   }
 
   /** Startup warnings and the command-line project switches; resolves to an unsubscribe. */
@@ -311,7 +307,7 @@ export class AppStore {
       unlistenWarning();
     };
     try {
-      for (const w of await this.backend.startupWarnings()) this.notify('warning', w);
+      this.noticeStore.startupWarnings(await this.backend.startupWarnings());
     } catch (e) {
       this.notify('warning', `Could not read the startup warnings: ${toApiError(e).message}`);
     }

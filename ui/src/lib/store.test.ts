@@ -26,6 +26,33 @@ describe('app store', () => {
     expect(app.notices.map((n) => n.text)).toEqual(['CANOPY_MODEL overrides the main model for runs']);
   });
 
+  it('gathers the CANOPY_* environment overrides into one notice that lists them', async () => {
+    const overrides = [
+      'main.provider = anthropic (from CANOPY_MAIN_PROVIDER)',
+      'main.base_url = http://127.0.0.1:9/v1 (from CANOPY_MAIN_BASE_URL)',
+      'main.model = claude-sonnet-4-5 (from CANOPY_MAIN_MODEL)',
+      "light slot created from main's settings (because CANOPY_LIGHT_* is set)",
+      'light.provider = openai (from CANOPY_LIGHT_PROVIDER)',
+      'light.base_url = http://127.0.0.1:10/v1 (from CANOPY_LIGHT_BASE_URL)',
+      'light.model = gpt-4.1-mini (from CANOPY_LIGHT_MODEL)',
+    ];
+    const moved = 'settings.json was unreadable; a backup was kept at /home/a/.config/canopy/settings.json.bak';
+    const warnings = [moved, ...overrides.map((o) => `Environment override in effect: ${o}`)];
+    const app = new AppStore(createFakeBackend({ startupWarnings: warnings }));
+    await app.listen();
+    expect(app.notices.map((n) => [n.kind, n.text])).toEqual([
+      ['warning', moved],
+      ['warning', '7 environment overrides in effect for runs (CANOPY_* variables, never saved)'],
+    ]);
+    expect(app.notices[1].lines).toEqual(overrides);
+    // Read again (the listener set up anew), nothing is repeated.
+    await app.listen();
+    expect(app.notices.length).toBe(2);
+    expect(app.notices[1].lines).toEqual(overrides);
+    app.dismiss(app.notices[1].id);
+    expect(app.notices.map((n) => n.text)).toEqual([moved]);
+  });
+
   it('follows a second launch to another project and drops the old run from view', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);
