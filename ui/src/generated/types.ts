@@ -928,6 +928,15 @@ origin: string,
 stored_for: Array<string>, };
 export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
+export type FieldError = { 
+/**
+ * Dotted path of the offending field (or the environment variable that set it).
+ */
+field: string, 
+/**
+ * What is wrong with it, for people.
+ */
+message: string, };
 
 // ---- canopy-app commands ----
 export type ErrorCode = "no_project" | "not_found" | "session_gone" | "not_a_directory" | "outside_project" | "binary_file" | "file_too_large" | "invalid_argument" | "invalid_settings" | "keychain_unavailable" | "keychain_error" | "invalid_key" | "missing_key" | "not_configured" | "provider_error" | "runtime_error" | "busy" | "no_such_approval" | "io" | "platform";
@@ -939,7 +948,11 @@ code: ErrorCode,
 /**
  * What went wrong, for people.
  */
-message: string, };
+message: string, 
+/**
+ * The settings fields that failed validation (`invalid_settings` only).
+ */
+field_errors?: Array<FieldError>, };
 export type ProjectInfo = { 
 /**
  * Canonical absolute path of the project folder.

@@ -1,6 +1,6 @@
 //! The notices domain: things to tell the person once (startup warnings, a project switched from the
 //! command line, a run's notes), each dismissible. `CANOPY_*` environment overrides, one line per
-//! overridden setting, are gathered into a single notice that unfolds to the list: seven separate
+//! overridden setting (each prefixed with the generated `ENV_OVERRIDE_WARNING`), are gathered into a single notice that unfolds to the list: seven separate
 //! banners took a third of a 1280×800 window.
 
 export interface Notice {
@@ -11,15 +11,11 @@ export interface Notice {
   lines?: string[];
 }
 
-/**
- * How the app reports each `CANOPY_*` override in force among its startup warnings (src-tauri's
- * state: "Environment override in effect: main.model = … (from CANOPY_MAIN_MODEL)").
- */
-const ENV_OVERRIDE = 'Environment override in effect: ';
+import { ENV_OVERRIDE_WARNING } from '../generated/constants';
 
 /** The override a startup warning reports (`main.model = … (from CANOPY_MAIN_MODEL)`), or null. */
 export function envOverride(warning: string): string | null {
-  return warning.startsWith(ENV_OVERRIDE) ? warning.slice(ENV_OVERRIDE.length) : null;
+  return warning.startsWith(ENV_OVERRIDE_WARNING) ? warning.slice(ENV_OVERRIDE_WARNING.length) : null;
 }
 
 /** One-line summary of the grouped override notice. */
