@@ -54,6 +54,14 @@ export interface SendError {
   settings: boolean;
 }
 
+/**
+ * What the session pane shows. `blank`: a new session, nothing sent yet (or a first send on its way);
+ * `live`: the run this window started, updated as its records arrive; `replay`: a past session from its
+ * trace (a run that stopped without an end shows as interrupted); `replay_running`: a session the app is
+ * still running but this window has no live view of, from its trace as it stands (Stop still works).
+ */
+export type SessionPane = { kind: 'blank' } | { kind: 'live' } | { kind: 'replay' } | { kind: 'replay_running' };
+
 /** A run this window started; `queue` holds records not reduced yet. */
 class LiveRun {
   sessionId: string | null = null;
@@ -80,11 +88,20 @@ export class AppStore {
   sessionId = $state<string | null>(null);
   /** The shown session has a run in progress (the Stop button shows). */
   running = $state(false);
-  readOnly = $state(false);
+  /** What the session pane shows: one of four, never a mix (see `SessionPane`). */
+  pane = $state<SessionPane>({ kind: 'blank' });
+  /** A session from its trace: approvals cannot be answered, subagents not cancelled from here. */
+  get readOnly(): boolean {
+    return this.pane.kind === 'replay' || this.pane.kind === 'replay_running';
+  }
   /** The shown replay is of a session the app is still running, whose live view this window no longer has. */
-  stillRunning = $state(false);
+  get stillRunning(): boolean {
+    return this.pane.kind === 'replay_running';
+  }
   /** The live run is what is shown. */
-  liveShown = $state(false);
+  get liveShown(): boolean {
+    return this.pane.kind === 'live';
+  }
   /** The live run's session (null before it has started or when there is none). */
   liveSessionId = $state<string | null>(null);
   /** The project the live run works in. */
@@ -321,9 +338,7 @@ export class AppStore {
     this.sessionId = null;
     this.selected = null;
     this.running = false;
-    this.readOnly = false;
-    this.stillRunning = false;
-    this.liveShown = false;
+    this.pane = { kind: 'blank' };
     this.sendError = null;
     this.file = null;
   }
@@ -334,7 +349,7 @@ export class AppStore {
     if (run === null) return false;
     if (run.queue.length > 0) this.flush();
     this.reset();
-    this.liveShown = true;
+    this.pane = { kind: 'live' };
     this.tree = run.tree;
     this.sessionId = run.sessionId;
     this.running = run.running;
@@ -374,7 +389,7 @@ export class AppStore {
     const next = new LiveRun(this.project);
     this.tree = emptyState();
     this.running = true;
-    this.readOnly = false;
+    this.pane = { kind: 'blank' };
     try {
       const h = await this.backend.startRun(prompt, this.sink(next));
       for (const n of h.notices) this.notify('info', n);
@@ -497,8 +512,7 @@ export class AppStore {
       // A stored trace without `run_ended` means the app stopped mid-run: show those nodes as interrupted.
       this.tree = still ? tree : finalizeRun(tree);
       this.sessionId = sessionId;
-      this.readOnly = true;
-      this.stillRunning = still;
+      this.pane = { kind: still ? 'replay_running' : 'replay' };
       this.running = still;
       this.view = 'session';
     } catch (e) {

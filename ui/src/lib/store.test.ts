@@ -53,6 +53,30 @@ describe('app store', () => {
     expect(app.notices.map((n) => n.text)).toEqual([moved]);
   });
 
+  it('the session pane is one of blank, live, replay and still-running replay, never two at once', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    expect(app.pane).toEqual({ kind: 'blank' });
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    await app.send('look into the leak');
+    expect(app.pane).toEqual({ kind: 'live' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([true, false, false]);
+    await app.loadHistory('main-0c55', 'running');
+    expect(app.pane).toEqual({ kind: 'replay_running' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, true, true]);
+    await app.loadHistory('main-0c55', 'interrupted');
+    expect(app.pane).toEqual({ kind: 'replay' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, true, false]);
+    app.reset();
+    expect(app.pane).toEqual({ kind: 'blank' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, false, false]);
+    // The live run goes on meanwhile and is shown again on request.
+    expect(app.showLive()).toBe(true);
+    expect(app.pane).toEqual({ kind: 'live' });
+  });
+
   it('follows a second launch to another project and drops the old run from view', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);
@@ -189,6 +213,7 @@ describe('the live run while other things are shown', () => {
     const past = rows.find((r) => r.status === 'completed');
     if (past === undefined) throw new Error('the demo history has no completed session');
     await app.loadHistory(past.session_id, past.status);
+    expect(app.pane).toEqual({ kind: 'replay' });
     expect(app.readOnly).toBe(true);
     expect(app.sessionId).toBe(past.session_id);
     await vi.advanceTimersByTimeAsync(10_000);
@@ -197,6 +222,7 @@ describe('the live run while other things are shown', () => {
     expect(app.sessionId).toBe(past.session_id);
 
     await app.loadHistory(live, 'running');
+    expect(app.pane).toEqual({ kind: 'live' });
     expect(app.liveShown).toBe(true);
     expect(app.readOnly).toBe(false);
     expect(app.sessionId).toBe(live);
@@ -214,6 +240,7 @@ describe('the live run while other things are shown', () => {
     await open;
     // main-0c55's trace stops mid-run; the app says whether a run of it is still going.
     await app.loadHistory('main-0c55', 'running');
+    expect(app.pane).toEqual({ kind: 'replay_running' });
     expect(app.readOnly).toBe(true);
     expect(app.stillRunning).toBe(true);
     expect(app.running).toBe(true);
@@ -224,6 +251,7 @@ describe('the live run while other things are shown', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     await stop;
     // The app no longer lists it as running: read again, it is shown as it stands in its file.
+    expect(app.pane).toEqual({ kind: 'replay' });
     expect(app.stillRunning).toBe(false);
     expect(app.running).toBe(false);
     expect(app.tree.nodes.get('main-0c55')?.status).toBe('interrupted');
