@@ -11,6 +11,8 @@ import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
 import { NoticeStore, type Notice } from './notices.svelte';
+import { checkSetup } from './setup';
+import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService } from './services';
 import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
 import { sameSettings, serverError, withoutEmptyOverrides, type FieldErrors, type ServerError } from './settingsErrors';
 
@@ -77,7 +79,17 @@ class LiveRun {
 const outputKey = (sessionId: string | null, callId: string) => `${sessionId ?? ''}\u0000${callId}`;
 
 export class AppStore {
-  backend: Backend;
+  /** The one seam to the outside; views use the domain services below instead (services.ts). */
+  private readonly backend: Backend;
+  readonly projects: ProjectsService;
+  readonly history: HistoryService;
+  readonly models: ModelsService;
+  readonly files: FilesService;
+  readonly about: AboutService;
+  /** Which backend this is: the app's, or the browser preview's demo. */
+  get backendKind(): Backend['kind'] {
+    return this.backend.kind;
+  }
   view = $state<View>('start');
   project = $state<ProjectInfo | null>(null);
   settings = $state<Settings | null>(null);
@@ -152,6 +164,11 @@ export class AppStore {
 
   constructor(backend: Backend) {
     this.backend = backend;
+    this.projects = new ProjectsService(backend);
+    this.history = new HistoryService(backend);
+    this.models = new ModelsService(backend);
+    this.files = new FilesService(backend);
+    this.about = new AboutService(backend);
     this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
   }
 
@@ -234,6 +251,45 @@ export class AppStore {
       this.tree = run.tree;
       this.running = run.running;
     }
+  }
+
+  /** Reads the saved settings and whether a usable main model is configured (at start, and after key changes). */
+  async checkStartup(): Promise<void> {
+    const c = await checkSetup(this.backend);
+    if (c.settings !== null) this.settings = c.settings;
+    this.needsSetup = c.needsSetup;
+  }
+
+  /** Asks again whether a usable main model is configured (a key was stored or deleted, settings saved). */
+  async refreshSetup(): Promise<void> {
+    this.needsSetup = (await checkSetup(this.backend)).needsSetup;
+  }
+
+  /** Starts the Settings form from the saved settings, unless a draft is already being edited. */
+  async loadSettingsDraft(): Promise<void> {
+    const s = await this.backend.getSettings();
+    this.settings = s;
+    // Another visit may have started a draft while this one loaded.
+    if (this.settingsDraft === null) this.settingsDraft = structuredClone(s);
+  }
+
+  /** The project the app was started on (its command line), if any. */
+  currentProject(): Promise<ProjectInfo | null> {
+    return this.backend.currentProject().catch(() => null);
+  }
+
+  /** Cancels these sessions' runs (before the window closes). */
+  async cancelRuns(ids: readonly string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.backend.cancelRun(id)));
+  }
+
+  /** See `Backend.onCloseRequested`. */
+  onCloseRequested(handler: () => boolean): Promise<() => void> {
+    return this.backend.onCloseRequested(handler);
+  }
+
+  closeWindow(): Promise<void> {
+    return this.backend.closeWindow();
   }
 
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
