@@ -96,6 +96,10 @@ pub fn constants_file() -> Result<String, canopy_runtime::RuntimeError> {
          export const BUILTIN_PROFILE_NAMES = [{names}] as const;\n\n\
          export type BuiltinProfileName = (typeof BUILTIN_PROFILE_NAMES)[number];\n\n\
          export const BUILTIN_PROFILES: Readonly<Record<BuiltinProfileName, BuiltinProfile>> = {builtins};\n\n\
+         /** Most lines one `read_project_file` call returns (the file viewer loads more as it scrolls). */\n\
+         export const MAX_WINDOW_LINES = {max_window_lines};\n\n\
+         /** Replay (`load_session`) sends tool outputs up to this many bytes inline; longer ones come as `output_elided`. */\n\
+         export const REPLAY_INLINE_OUTPUT_BYTES = {replay_inline};\n\n\
          /** How the app prefixes each `CANOPY_*` override line among its startup warnings (canopy-config). */\n\
          export const ENV_OVERRIDE_WARNING = {env_override};\n\n\
          /** Language ids of whole (lower-cased) file names, tried before the extension (the file viewer's table). */\n\
@@ -108,6 +112,8 @@ pub fn constants_file() -> Result<String, canopy_runtime::RuntimeError> {
         names = names.join(", "),
         builtins = literal(&builtins),
         env_override = literal(&canopy_config::ENV_OVERRIDE_WARNING),
+        max_window_lines = files::MAX_WINDOW_LINES,
+        replay_inline = history::REPLAY_INLINE_OUTPUT_BYTES,
         by_name = table(files::LANGUAGE_BY_NAME),
         by_ext = table(files::LANGUAGE_BY_EXTENSION),
     ))
@@ -178,6 +184,11 @@ mod tests {
             "{ts}"
         );
         assert!(ts.contains(r#""rs": "rust""#), "{ts}");
+        assert!(ts.contains("export const MAX_WINDOW_LINES = 5000;"), "{ts}");
+        assert!(
+            ts.contains("export const REPLAY_INLINE_OUTPUT_BYTES = 256;"),
+            "{ts}"
+        );
         assert!(
             ts.contains(r#""base_url": "https://api.anthropic.com""#),
             "{ts}"

@@ -84,7 +84,7 @@ pub async fn list_sessions(state: State<'_, AppState>) -> CommandResult<Vec<Sess
 
 /// `tool_call_end` outputs longer than this are left out of `load_session` (about half of a big
 /// trace's bytes, and nothing shows them until a person expands the call).
-const REPLAY_INLINE_OUTPUT_BYTES: usize = 256;
+pub(crate) const REPLAY_INLINE_OUTPUT_BYTES: usize = 256;
 
 /// The records of a root session followed by every descendant's (`TraceRecord[]` on the JS side),
 /// for replay. The files' lines are forwarded as one JSON array rather than decoded and re-encoded:

@@ -117,6 +117,12 @@ export const BUILTIN_PROFILES: Readonly<Record<BuiltinProfileName, BuiltinProfil
   }
 };
 
+/** Most lines one `read_project_file` call returns (the file viewer loads more as it scrolls). */
+export const MAX_WINDOW_LINES = 5000;
+
+/** Replay (`load_session`) sends tool outputs up to this many bytes inline; longer ones come as `output_elided`. */
+export const REPLAY_INLINE_OUTPUT_BYTES = 256;
+
 /** How the app prefixes each `CANOPY_*` override line among its startup warnings (canopy-config). */
 export const ENV_OVERRIDE_WARNING = "Environment override in effect: ";
 

@@ -77,7 +77,7 @@ export interface Backend {
   cancelNode(sessionId: string): Promise<boolean>;
   answerApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>;
   listSessions(): Promise<SessionSummary[]>;
-  /** For replay: tool outputs over 256 bytes come as `output: ""` with `output_elided: true`. */
+  /** For replay: tool outputs over REPLAY_INLINE_OUTPUT_BYTES (generated) come as `output: ""` with `output_elided: true`. */
   loadSession(sessionId: string): Promise<TraceRecord[]>;
   /** The full recorded output of `callId`; `sessionId` is the session (root or descendant) that made the call. */
   loadToolOutput(sessionId: string, callId: string): Promise<string>;

@@ -5,7 +5,7 @@
 import { ApiError, toApiError, type Backend } from './api';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
 import { keyOrigin } from './keyOrigin';
-import { BUILTIN_PROFILES, MAX_PARALLELISM } from '../generated/constants';
+import { BUILTIN_PROFILES, MAX_PARALLELISM, MAX_WINDOW_LINES, REPLAY_INLINE_OUTPUT_BYTES } from '../generated/constants';
 import { isLoopbackUrl } from './setup';
 import type {
   KeyStatus,
@@ -164,7 +164,7 @@ function validate(s: Settings): void {
 }
 
 /** Replay sends tool outputs up to this many bytes inline; longer ones are fetched with `loadToolOutput`. */
-export const INLINE_OUTPUT_BYTES = 256;
+export const INLINE_OUTPUT_BYTES = REPLAY_INLINE_OUTPUT_BYTES;
 
 /** The record as `load_session` sends it: a long output replaced by `""` and `output_elided: true`. */
 function elideLongOutput(r: TraceRecord): TraceRecord {
@@ -484,8 +484,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       for (let i = 1; i <= f.total; i += 1) lines.push(f.lines[i] ?? FILLER[i % FILLER.length]);
       const s = Math.max(1, startLine ?? 1);
       if (s > Math.max(1, f.total)) throw new ApiError('invalid_argument', `${path} has ${f.total} lines; cannot start at line ${s}`);
-      // Like the app: at most 5000 lines per call.
-      const e = Math.min(f.total, endLine ?? f.total, s + 4999);
+      // Like the app: at most MAX_WINDOW_LINES lines per call.
+      const e = Math.min(f.total, endLine ?? f.total, s + MAX_WINDOW_LINES - 1);
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };
     },
     revealFile: async () => undefined,
