@@ -82,9 +82,14 @@ test("an expanded Task card lays out its subagent's result with evidence links, 
   const ev = await result.$('[data-testid="task-evidence"]');
   assert.equal(await ev.getAttribute('data-state'), 'valid');
   assert.match(await textOf(ev), /src\/auth\.rs:8\s+checked/);
+  // The raw JSON is folded under it, one click away.
   const cardText = await textOf(task);
   assert.doesNotMatch(cardText, /"unresolved_questions"|"status": ?"partial"/, 'the card shows the raw result JSON');
-  assert.equal(await (await task.$('[data-testid="tool-output"]')).isExisting(), false);
+  assert.equal(await (await task.$('[data-testid="tool-output"]')).isDisplayed(), false, 'the raw result is unfolded');
+  await (await task.$('[data-testid="tool-output-raw"]')).click();
+  await waitFor(browser, 'the raw result to unfold', async () => (await task.$('[data-testid="tool-output"]')).isDisplayed());
+  assert.match(await textOf(await task.$('[data-testid="tool-output"]')), /"unresolved_questions"/);
+  await (await task.$('[data-testid="tool-output-raw"]')).click();
   await browser.execute(() => document.querySelector('[data-testid="tool-call"][data-tool="Task"]')?.scrollIntoView({ block: 'start' }));
   await screenshot(browser, cfg, '20-task-result');
 

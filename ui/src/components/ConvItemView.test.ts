@@ -229,12 +229,16 @@ describe('ConvItemView Edit and Task cards', () => {
     expect(body).toMatch(/<li class="ev-valid[^"]*" data-testid="task-evidence" data-state="valid">(<!--[^>]*-->)*<button[^>]*data-testid="task-evidence-link"[^>]*>src\/auth\.rs:8<\/button>/);
     expect(body).toMatch(/data-state="line_out_of_range">(<!--[^>]*-->)*<span class="ev-label[^"]*">src\/auth\.rs:900<\/span>/);
     expect(body).toContain('data-testid="task-unresolved"');
-    // Not the raw JSON it came from, and not the details pane's ids (both can be on screen at once).
-    expect(body).not.toContain('data-testid="tool-output"');
-    expect(body).not.toMatch(/(&quot;|")unresolved_questions/);
+    // The raw JSON it came from is folded away below it (a closed <details>), and the details pane's
+    // ids are not used (both can be on screen at once).
+    const raw = /<details class="raw[^"]*"( open="")?>(?:(?!<\/details>)[\s\S])*data-testid="tool-output"(?:(?!<\/details>)[\s\S])*(&quot;|")unresolved_questions/.exec(body);
+    expect(raw, 'the raw result is not kept under the laid-out one').not.toBeNull();
+    expect(raw?.[1], 'the raw result is unfolded').toBeUndefined();
+    expect(body.indexOf('data-testid="task-result"')).toBeLessThan(body.indexOf('data-testid="tool-output"'));
     expect(body).not.toContain('data-testid="details-summary"');
-    // Without a result (a subagent that failed) the card still shows what the tool returned.
+    // Without a result (a subagent that failed) the card shows what the tool returned, unfolded.
     const failed = rowFor(app, 's-main', tool({ ...taskArgs, output: 'subagent failed: model error' }), { outcome: { status: 'Failed', tone: 'bad', line: 'model error', result: null } });
+    expect(failed).toMatch(/<details class="raw [^"]*\bflat\b[^"]*" open="">/);
     expect(failed).toContain('data-testid="tool-output"');
     expect(failed).not.toContain('task-result');
   });
