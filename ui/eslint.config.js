@@ -15,4 +15,19 @@ export default ts.config(
     files: ['**/*.svelte', '**/*.svelte.ts'],
     languageOptions: { parserOptions: { parser: ts.parser, extraFileExtensions: ['.svelte'] } },
   },
+  {
+    // Views reach the backend only through the stores (lib/services.ts): never Tauri or the fake itself.
+    files: ['src/components/**/*.svelte', 'src/App.svelte'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@tauri-apps/*'], message: 'Views call the backend through the stores (lib/services.ts), never Tauri directly.' },
+            { group: ['**/lib/fake', '**/lib/fake.ts'], message: 'Views call the backend through the stores (lib/services.ts), never the fake directly.' },
+          ],
+        },
+      ],
+    },
+  },
 );

@@ -24,7 +24,7 @@ pub enum ErrorCode {
     FileTooLarge,
     /// An argument is malformed (empty path, line range backwards, unknown answer).
     InvalidArgument,
-    /// Settings (or a `CANOPY_*` override) failed validation; the message names the field.
+    /// Settings (or a `CANOPY_*` override) failed validation; `field_errors` names the field.
     InvalidSettings,
     /// The OS keychain cannot be reached or is locked; the message says why.
     KeychainUnavailable,
@@ -50,7 +50,8 @@ pub enum ErrorCode {
     Platform,
 }
 
-/// What a command returns on failure: `{ code, message }`.
+/// What a command returns on failure: `{ code, message }`, and for `invalid_settings` the fields at
+/// fault as `field_errors` (absent otherwise), so a form marks them without parsing `message`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
 #[error("{message}")]
 pub struct CommandError {
@@ -58,6 +59,10 @@ pub struct CommandError {
     pub code: ErrorCode,
     /// What went wrong, for people.
     pub message: String,
+    /// The settings fields that failed validation (`invalid_settings` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub field_errors: Option<Vec<canopy_config::FieldError>>,
 }
 
 impl CommandError {
@@ -66,6 +71,7 @@ impl CommandError {
         CommandError {
             code,
             message: message.into(),
+            field_errors: None,
         }
     }
 
@@ -90,7 +96,10 @@ impl From<canopy_config::ConfigError> for CommandError {
             E::MissingKey { .. } => ErrorCode::MissingKey,
             E::Io { .. } | E::NoPlatformDir(..) | E::Serialize(_) => ErrorCode::Io,
         };
-        CommandError::new(code, e.to_string())
+        CommandError {
+            field_errors: e.field_error().map(|f| vec![f]),
+            ..CommandError::new(code, e.to_string())
+        }
     }
 }
 

@@ -83,7 +83,7 @@ impl AppState {
             Ok(lines) => warnings.extend(
                 lines
                     .into_iter()
-                    .map(|l| format!("Environment override in effect: {l}")),
+                    .map(|l| format!("{}{l}", canopy_config::ENV_OVERRIDE_WARNING)),
             ),
             Err(e) => warnings.push(format!("Environment overrides cannot be applied, so runs will fail until they are fixed: {e}")),
         }

@@ -42,6 +42,36 @@ fn settings_are_validated_saved_and_read_back_after_a_restart() {
     assert_eq!(code, "invalid_settings");
     assert!(message.contains("gemini"), "{message}");
 
+    // The form marks the field from `field_errors`, never by cutting up the message.
+    let mut bad = settings.clone();
+    bad["main"]["context_window"] = json!(512);
+    let e = t
+        .invoke("save_settings", json!({ "settings": bad }))
+        .expect_err("a 512-token context window was saved");
+    assert_eq!(e["code"], json!("invalid_settings"));
+    let fields = e["field_errors"]
+        .as_array()
+        .expect("no field_errors in {e}");
+    assert_eq!(fields.len(), 1, "{e}");
+    assert_eq!(fields[0]["field"], json!("main.context_window"), "{e}");
+    let reason = fields[0]["message"].as_str().unwrap();
+    assert!(
+        !reason.is_empty() && !reason.starts_with("main.context_window"),
+        "{e}"
+    );
+    assert_eq!(
+        e["message"],
+        json!(format!("main.context_window: {reason}"))
+    );
+    // A value of the wrong shape names no field; other errors carry no `field_errors` at all.
+    let mut bad = settings.clone();
+    bad["parallelism"] = json!("many");
+    let e = t
+        .invoke("save_settings", json!({ "settings": bad }))
+        .expect_err("saved");
+    assert_eq!(e["code"], json!("invalid_settings"));
+    assert!(e.get("field_errors").is_none(), "{e}");
+
     // A new app over the same folders sees what was saved, not the rejected values.
     let dirs = t.dirs;
     let t2 = TestApp::with(Options {

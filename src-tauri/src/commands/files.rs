@@ -14,7 +14,8 @@ use crate::state::AppState;
 
 pub use canopy_host::editor::EditorOpened;
 pub use canopy_host::files::{
-    language_for, language_ids, FileWindow, MAX_FILE_BYTES, MAX_WINDOW_LINES,
+    language_for, language_ids, FileWindow, LANGUAGE_BY_EXTENSION, LANGUAGE_BY_NAME,
+    MAX_FILE_BYTES, MAX_WINDOW_LINES,
 };
 
 /// Reads a window of lines of a text file in the open project.

@@ -7,7 +7,7 @@ use tauri::State;
 use crate::error::{CommandError, CommandResult, ErrorCode};
 use crate::state::AppState;
 
-pub use canopy_host::history::{SessionState, SessionSummary};
+pub use canopy_host::history::{SessionState, SessionSummary, REPLAY_INLINE_OUTPUT_BYTES};
 
 /// Root sessions of the open project, newest first.
 #[tauri::command]

@@ -3,6 +3,7 @@ import { flushSync, mount, tick, unmount } from 'svelte';
 import About from './About.svelte';
 import { ApiError, type Backend } from '../lib/api';
 import { createFakeBackend } from '../lib/fake';
+import { AboutService } from '../lib/services';
 
 describe('About', () => {
   let app: Record<string, unknown> | null = null;
@@ -15,7 +16,7 @@ describe('About', () => {
   function render(backend: Backend): HTMLElement {
     const target = document.createElement('div');
     document.body.appendChild(target);
-    app = mount(About, { target, props: { backend } });
+    app = mount(About, { target, props: { about: new AboutService(backend) } });
     flushSync();
     return target;
   }

@@ -202,6 +202,46 @@ describe('ConvItemView Edit and Task cards', () => {
     expect(partial).toMatch(/<span class="oc-status[^"]*">Partial<\/span>/);
     expect(rowFor(app, 's-main', task)).not.toContain('task-outcome');
   });
+
+  it("an expanded Task card lays out the subagent's result: summary, findings, evidence links with their check", () => {
+    const app = new AppStore(createFakeBackend());
+    app.setExpanded('s-main', 'call_task', true);
+    const result = {
+      status: 'partial' as const,
+      summary: 'Login is checked in src/auth.rs.',
+      findings: ['Passwords only need to be non-empty'],
+      evidence: [
+        { raw: 'src/auth.rs:8', path: 'src/auth.rs', line: 8, end_line: null, state: 'valid' as const, text: '    !password.is_empty()' },
+        { raw: 'src/auth.rs:900', path: 'src/auth.rs', line: 900, end_line: null, state: 'line_out_of_range' as const, text: null },
+      ],
+      unresolved_questions: ['Is there a minimum length elsewhere?'],
+      verdict: null,
+      reasons: [],
+    };
+    const json = JSON.stringify(result);
+    const taskArgs = { id: 'call_task', tool: 'Task', args: { description: 'Find the login code' }, childSessionId: 'child-1' };
+    const task = tool({ ...taskArgs, output: json, outputBytes: json.length });
+    const body = rowFor(app, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: result.summary, result }, onOpenPath: () => undefined });
+    expect(body).toContain('data-testid="task-result"');
+    expect(body).toMatch(/data-testid="task-summary"[^>]*>Login is checked in src\/auth\.rs\.</);
+    expect(body).toMatch(/data-testid="task-findings"[^>]*>(<!--[^>]*-->)*<li>Passwords only need to be non-empty<\/li>/);
+    // The valid reference is a link; the one past the end of the file is plain text saying so.
+    expect(body).toMatch(/<li class="ev-valid[^"]*" data-testid="task-evidence" data-state="valid">(<!--[^>]*-->)*<button[^>]*data-testid="task-evidence-link"[^>]*>src\/auth\.rs:8<\/button>/);
+    expect(body).toMatch(/data-state="line_out_of_range">(<!--[^>]*-->)*<span class="ev-label[^"]*">src\/auth\.rs:900<\/span>/);
+    expect(body).toContain('data-testid="task-unresolved"');
+    // The raw JSON it came from is folded away below it (a closed <details>), and the details pane's
+    // ids are not used (both can be on screen at once).
+    const raw = /<details class="raw[^"]*"( open="")?>(?:(?!<\/details>)[\s\S])*data-testid="tool-output"(?:(?!<\/details>)[\s\S])*(&quot;|")unresolved_questions/.exec(body);
+    expect(raw, 'the raw result is not kept under the laid-out one').not.toBeNull();
+    expect(raw?.[1], 'the raw result is unfolded').toBeUndefined();
+    expect(body.indexOf('data-testid="task-result"')).toBeLessThan(body.indexOf('data-testid="tool-output"'));
+    expect(body).not.toContain('data-testid="details-summary"');
+    // Without a result (a subagent that failed) the card shows what the tool returned, unfolded.
+    const failed = rowFor(app, 's-main', tool({ ...taskArgs, output: 'subagent failed: model error' }), { outcome: { status: 'Failed', tone: 'bad', line: 'model error', result: null } });
+    expect(failed).toMatch(/<details class="raw [^"]*\bflat\b[^"]*" open="">/);
+    expect(failed).toContain('data-testid="tool-output"');
+    expect(failed).not.toContain('task-result');
+  });
 });
 
 describe('ConvItemView reasoning', () => {

@@ -6,6 +6,7 @@ import { render } from 'svelte/server';
 import { applyRecords, emptyState, finalizeRun, parseJsonl } from '../lib/reducer';
 import type { AppStore } from '../lib/store.svelte';
 import Timeline from './Timeline.svelte';
+import { storesContext } from '../lib/context';
 
 // The waterfall as a person reads it, for a run the real runtime recorded: two explore subagents that
 // ran at the same time (tests/fixtures/traces/parallel-explore).
@@ -16,9 +17,9 @@ function html(): string {
     .filter((f) => f.endsWith('.jsonl'))
     .flatMap((f) => parseJsonl(readFileSync(join(dir, f), 'utf8')).records);
   const tree = finalizeRun(applyRecords(emptyState(), records));
-  // Timeline reads only these three fields of the store.
+  // Timeline reads only these three fields of the session store.
   const app = { tree, running: false, now: 0 } as unknown as AppStore;
-  return render(Timeline, { props: { app } }).body;
+  return render(Timeline, { context: storesContext(app) }).body;
 }
 
 interface Bar {

@@ -929,6 +929,15 @@ origin: string,
 stored_for: Array<string>, };
 export type KeyState = "present" | "absent" | "unavailable";
 export type KeySource = "keychain" | "env";
+export type FieldError = { 
+/**
+ * Dotted path of the offending field (or the environment variable that set it).
+ */
+field: string, 
+/**
+ * What is wrong with it, for people.
+ */
+message: string, };
 
 // ---- canopy-runtime ----
 /** The kind of each tool Canopy knows; any other name is an external tool. */
@@ -953,7 +962,11 @@ code: ErrorCode,
 /**
  * What went wrong, for people.
  */
-message: string, };
+message: string, 
+/**
+ * The settings fields that failed validation (`invalid_settings` only).
+ */
+field_errors?: Array<FieldError>, };
 export type ProjectInfo = { 
 /**
  * Canonical absolute path of the project folder.

@@ -8,6 +8,7 @@ import type {
   CommandError,
   ErrorCode,
   ConnectionTest,
+  FieldError,
   EditorOpened,
   FileWindow,
   KeyStatus,
@@ -27,12 +28,17 @@ import type {
 /** `internal`: Tauri itself rejected the call (a plain string), or the webview threw. */
 export type ApiErrorCode = ErrorCode | 'internal';
 
-/** A command failure with the backend's stable `code` (e.g. `invalid_settings`, `outside_project`). */
+/**
+ * A command failure with the backend's stable `code` (e.g. `invalid_settings`, `outside_project`) and,
+ * for `invalid_settings`, the fields at fault (`{ field, message }`, field a dotted path).
+ */
 export class ApiError extends Error {
   readonly code: ApiErrorCode;
-  constructor(code: ApiErrorCode, message: string) {
+  readonly fieldErrors: readonly FieldError[];
+  constructor(code: ApiErrorCode, message: string, fieldErrors: readonly FieldError[] = []) {
     super(message);
     this.code = code;
+    this.fieldErrors = fieldErrors;
     this.name = 'ApiError';
   }
 }
@@ -41,18 +47,10 @@ export function toApiError(e: unknown): ApiError {
   if (e instanceof ApiError) return e;
   if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
     const ce = e as CommandError;
-    return new ApiError(ce.code, String(ce.message));
+    return new ApiError(ce.code, String(ce.message), Array.isArray(ce.field_errors) ? ce.field_errors : []);
   }
   if (e instanceof Error) return new ApiError('internal', e.message);
   return new ApiError('internal', String(e));
-}
-
-/** For `invalid_settings`: the field (dotted path) and reason, from a "field: reason" message. */
-export function invalidField(err: ApiError): { field: string; reason: string } | null {
-  if (err.code !== 'invalid_settings') return null;
-  const i = err.message.indexOf(': ');
-  if (i < 0) return { field: '', reason: err.message };
-  return { field: err.message.slice(0, i), reason: err.message.slice(i + 2) };
 }
 
 export interface Backend {
@@ -79,7 +77,7 @@ export interface Backend {
   cancelNode(sessionId: string): Promise<boolean>;
   answerApproval(sessionId: string, callId: string, answer: ApprovalAnswer): Promise<void>;
   listSessions(): Promise<SessionSummary[]>;
-  /** For replay: tool outputs over 256 bytes come as `output: ""` with `output_elided: true`. */
+  /** For replay: tool outputs over REPLAY_INLINE_OUTPUT_BYTES (generated) come as `output: ""` with `output_elided: true`. */
   loadSession(sessionId: string): Promise<TraceRecord[]>;
   /** The full recorded output of `callId`; `sessionId` is the session (root or descendant) that made the call. */
   loadToolOutput(sessionId: string, callId: string): Promise<string>;

@@ -16,6 +16,7 @@ describe('Task card outcome', () => {
     expect(o?.status).toBeNull();
     expect(o?.line).toBe(node('explore-loop-1c2d').result?.summary.split('\n')[0]);
     expect(o?.line).toMatch(/^Connections are accepted in `Server::run`/);
+    expect(o?.result).toBe(node('explore-loop-1c2d').result);
   });
 
   it('a partial one says so before its summary', () => {
@@ -28,7 +29,7 @@ describe('Task card outcome', () => {
     expect(taskOutcome({ ...node('explore-loop-1c2d'), status: 'running' })).toBeNull();
     expect(taskOutcome(undefined)).toBeNull();
     const failed = taskOutcome({ ...node('explore-loop-1c2d'), status: 'failed', result: null, error: 'model error: 500\nmore detail' });
-    expect(failed).toEqual({ status: 'Failed', tone: 'bad', line: 'model error: 500' });
+    expect(failed).toEqual({ status: 'Failed', tone: 'bad', line: 'model error: 500', result: null });
     const r = node('explore-loop-1c2d').result;
     if (r === null) throw new Error('demo child has a result');
     const multi = taskOutcome({ ...node('explore-loop-1c2d'), result: { ...r, summary: '\n  First line.\nSecond line.' } });

@@ -3,6 +3,7 @@
 //! prompt box does.
 
 import type { ConvItem, SessionNode, TreeState } from './reducer';
+import type { SubagentResult } from './types';
 import { nodeStatusView } from './status';
 
 /** What the Task card shows of the subagent it started. */
@@ -12,6 +13,8 @@ export interface TaskOutcome {
   tone: string;
   /** First line of its result's summary (or of its error), or null when there is nothing to say yet. */
   line: string | null;
+  /** Its structured result, laid out when the card is expanded (null: none was returned). */
+  result: SubagentResult | null;
 }
 
 const firstLine = (s: string): string | null => {
@@ -26,7 +29,7 @@ export function taskOutcome(child: SessionNode | undefined): TaskOutcome | null 
   const status: string | null = child.status === 'completed' ? null : view.text;
   const line = child.result !== null ? firstLine(child.result.summary) : child.error !== null ? firstLine(child.error) : child.finalText !== null ? firstLine(child.finalText) : null;
   if (status === null && line === null) return null;
-  return { status, tone: view.tone, line };
+  return { status, tone: view.tone, line, result: child.result };
 }
 
 /** Approvals waiting anywhere in the tree (the Session tab's badge). */

@@ -4,8 +4,9 @@ import type { BudgetKind, CheckedEvidence, EvidenceState } from '../generated/ty
 import type { SessionNode, SlotTokens } from './reducer';
 import { TERMINAL_STATUSES } from './reducer';
 
-/** Fraction of a budget at which the runtime asks the agent to wrap up. */
-export const WRAP_UP_THRESHOLD = 0.8;
+/** Fraction of a budget at which the runtime asks the agent to wrap up (generated from Rust). */
+import { WRAP_UP_THRESHOLD } from '../generated/constants';
+export { WRAP_UP_THRESHOLD };
 
 export type BarState = 'ok' | 'warn' | 'exhausted';
 

@@ -5,7 +5,7 @@
 import { ApiError, toApiError, type Backend } from './api';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
 import { keyOrigin } from './keyOrigin';
-import { BUILTIN_DEFAULTS } from './profiles';
+import { BUILTIN_PROFILES, MAX_PARALLELISM, MAX_WINDOW_LINES, REPLAY_INLINE_OUTPUT_BYTES } from '../generated/constants';
 import { isLoopbackUrl } from './setup';
 import type {
   KeyStatus,
@@ -23,9 +23,9 @@ const PROJECT: ProjectInfo = {
   root: DEMO_ROOT,
   name: 'tiny-http',
   profiles: [
-    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: { max_steps: 60, max_context_tokens: 100_000, max_total_tokens: 2_000_000, max_wall_time_ms: 1_800_000 }, source: null, system_prompt: 'You are Canopy, a careful coding agent…' },
-    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.explore.budgets, source: null, system_prompt: 'You are an explore subagent…' },
-    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_DEFAULTS.verify.budgets, source: null, system_prompt: 'You are a verify subagent…' },
+    { name: 'main', description: 'The main agent the person talks to.', model: 'main', read_only: false, tools: ['Read', 'Grep', 'Glob', 'Edit', 'Write', 'Bash', 'TodoWrite', 'Task'], budgets: BUILTIN_PROFILES.main.budgets, source: null, system_prompt: 'You are Canopy, a careful coding agent…' },
+    { name: 'explore', description: 'Read-only search of the project: finds where and how something is done, with evidence.', model: 'light', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_PROFILES.explore.budgets, source: null, system_prompt: 'You are an explore subagent…' },
+    { name: 'verify', description: 'Read-only check of a claim or a finished change: returns PASS/FAIL/PARTIAL/UNVERIFIED with reasons.', model: 'main', read_only: true, tools: ['Read', 'Grep', 'Glob'], budgets: BUILTIN_PROFILES.verify.budgets, source: null, system_prompt: 'You are a verify subagent…' },
     { name: 'http-spec', description: 'Checks handlers against RFC 9112 framing rules.', model: 'light', read_only: true, tools: ['Read', 'Grep'], budgets: { max_steps: 8, max_context_tokens: 16_000, max_total_tokens: 24_000, max_wall_time_ms: 120_000 }, source: `${DEMO_ROOT}/.canopy/agents/http-spec.md`, system_prompt: 'You check HTTP/1.1 handlers against RFC 9112 message framing. Answer with the explore JSON object.' },
   ],
   profile_errors: [{ path: `${DEMO_ROOT}/.canopy/agents/fuzz.md`, reason: 'tools: unknown tool `Fetch` (known: Read, Grep, Glob, Edit, Write, Bash, TodoWrite, Task)', loaded: false }],
@@ -134,7 +134,7 @@ const OPENROUTER_MODELS: ModelListing[] = ['anthropic', 'openai', 'google', 'met
 );
 
 function validate(s: Settings): void {
-  const bad = (field: string, reason: string) => new ApiError('invalid_settings', `${field}: ${reason}`);
+  const bad = (field: string, reason: string) => new ApiError('invalid_settings', `${field}: ${reason}`, [{ field, message: reason }]);
   const slots: [string, Settings['main'] | null][] = [
     ['main', s.main],
     ['light', s.light],
@@ -152,8 +152,8 @@ function validate(s: Settings): void {
       if (v !== null && (!Number.isFinite(v) || v < 0)) throw bad(`${name}.${k}`, 'must be a non-negative number');
     }
   }
-  if (!Number.isInteger(s.parallelism) || s.parallelism < 1 || s.parallelism > 16)
-    throw bad('parallelism', 'must be between 1 and 16');
+  if (!Number.isInteger(s.parallelism) || s.parallelism < 1 || s.parallelism > MAX_PARALLELISM)
+    throw bad('parallelism', `must be between 1 and ${MAX_PARALLELISM}`);
   for (const [p, o] of Object.entries(s.profiles)) {
     if (o === undefined) continue;
     for (const k of ['max_steps', 'max_context_tokens', 'max_total_tokens', 'max_wall_time_ms'] as const) {
@@ -164,7 +164,7 @@ function validate(s: Settings): void {
 }
 
 /** Replay sends tool outputs up to this many bytes inline; longer ones are fetched with `loadToolOutput`. */
-export const INLINE_OUTPUT_BYTES = 256;
+export const INLINE_OUTPUT_BYTES = REPLAY_INLINE_OUTPUT_BYTES;
 
 /** The record as `load_session` sends it: a long output replaced by `""` and `output_elided: true`. */
 function elideLongOutput(r: TraceRecord): TraceRecord {
@@ -484,8 +484,8 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       for (let i = 1; i <= f.total; i += 1) lines.push(f.lines[i] ?? FILLER[i % FILLER.length]);
       const s = Math.max(1, startLine ?? 1);
       if (s > Math.max(1, f.total)) throw new ApiError('invalid_argument', `${path} has ${f.total} lines; cannot start at line ${s}`);
-      // Like the app: at most 5000 lines per call.
-      const e = Math.min(f.total, endLine ?? f.total, s + 4999);
+      // Like the app: at most MAX_WINDOW_LINES lines per call.
+      const e = Math.min(f.total, endLine ?? f.total, s + MAX_WINDOW_LINES - 1);
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };
     },
     revealFile: async () => undefined,

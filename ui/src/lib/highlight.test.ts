@@ -24,6 +24,15 @@ describe('highlighting', () => {
     expect(languageFor('src/main.rs', null)).toBe('rust');
     expect(languageFor('a/b.unknown', null)).toBeNull();
   });
+  it("without a hint, uses the backend's own table (whole file names first) through the aliases", () => {
+    expect(languageFor('docker/Dockerfile', null)).toBe('dockerfile');
+    expect(languageFor('GNUmakefile', null)).toBe('makefile');
+    expect(languageFor('Cargo.lock', null)).toBe('ini');
+    expect(languageFor('src/util.MTS', null)).toBe('typescript');
+    expect(languageFor('scripts/run.zsh', null)).toBe('bash');
+    expect(languageFor('build.zig', null)).toBeNull();
+    expect(languageFor('README', null)).toBeNull();
+  });
   it('reopens spans across lines', () => {
     expect(splitHighlighted('<span class="c">a\nb</span>')).toEqual(['<span class="c">a</span>', '<span class="c">b</span>']);
   });

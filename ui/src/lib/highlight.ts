@@ -3,6 +3,7 @@
 //! and mark individual lines.
 
 import hljs from 'highlight.js/lib/core';
+import { LANGUAGE_BY_EXTENSION, LANGUAGE_BY_NAME } from '../generated/constants';
 import bash from 'highlight.js/lib/languages/bash';
 import c from 'highlight.js/lib/languages/c';
 import cpp from 'highlight.js/lib/languages/cpp';
@@ -43,23 +44,25 @@ const ALIASES: Record<string, string> = {
 /** Backend language ids shown plain on purpose: highlight.js has no grammar for them. */
 export const PLAIN_LANGUAGES: ReadonlySet<string> = new Set(['zig']);
 
-const BY_EXT: Record<string, string> = {
-  rs: 'rust', ts: 'typescript', tsx: 'typescript', js: 'javascript', mjs: 'javascript', jsx: 'javascript',
-  py: 'python', json: 'json', go: 'go', sh: 'bash', bash: 'bash', md: 'markdown', toml: 'ini', ini: 'ini',
-  css: 'css', scss: 'scss', html: 'xml', xml: 'xml', svelte: 'xml', vue: 'xml', yml: 'yaml', yaml: 'yaml',
-  c: 'c', h: 'c', cpp: 'cpp', cc: 'cpp', hpp: 'cpp', java: 'java', kt: 'kotlin', cs: 'csharp', rb: 'ruby',
-  php: 'php', swift: 'swift', sql: 'sql', lua: 'lua',
-};
-
 /** The highlight.js language for a file, from the backend's hint or the extension. */
 export function languageFor(path: string, hint: string | null): string | null {
   if (hint !== null) {
     // Own keys only: a hint such as `constructor` (a model's code fence) must not find Object's members.
-    const name = Object.hasOwn(ALIASES, hint) ? ALIASES[hint] : hint;
-    if (hljs.getLanguage(name) !== undefined) return name;
+    const name = grammarOf(hint);
+    if (name !== null) return name;
   }
-  const ext = path.split('.').pop()?.toLowerCase() ?? '';
-  return Object.hasOwn(BY_EXT, ext) ? BY_EXT[ext] : null;
+  // Otherwise the backend's own table (generated from Rust): the whole file name, then the extension.
+  const base = (path.split('/').pop() ?? '').toLowerCase();
+  const ext = base.includes('.') ? (base.split('.').pop() ?? '') : '';
+  const id = Object.hasOwn(LANGUAGE_BY_NAME, base) ? LANGUAGE_BY_NAME[base] : Object.hasOwn(LANGUAGE_BY_EXTENSION, ext) ? LANGUAGE_BY_EXTENSION[ext] : null;
+  return id === null ? null : grammarOf(id);
+}
+
+/** The registered grammar for a language id (through ALIASES), or null. */
+function grammarOf(id: string): string | null {
+  // Own keys only: a name such as `constructor` (a model's code fence) must not find Object's members.
+  const name = Object.hasOwn(ALIASES, id) ? ALIASES[id] : id;
+  return hljs.getLanguage(name) !== undefined ? name : null;
 }
 
 function escapeHtml(s: string): string {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError } from './api';
+import { ApiError, toApiError } from './api';
+
+/** An `invalid_settings` error as the backend sends it: a sentence for people and the field apart. */
+const invalid = (field: string, message: string) => new ApiError('invalid_settings', `${field}: ${message}`, [{ field, message }]);
 import { fieldsOnScreen, liveServerErrors, maxOutputError, mergeErrors, parallelismError, sameSettings, serverError, slotErrors, topBarMessage, withoutEmptyOverrides } from './settingsErrors';
 
 const draft = () => ({
@@ -23,7 +26,7 @@ describe('settings errors', () => {
   });
 
   it('spells out an error on a field with no input instead of "Fix the marked field"', () => {
-    const e = serverError(new ApiError('invalid_settings', 'version: must be 1, found 2'), draft());
+    const e = serverError(invalid('version', 'must be 1, found 2'), draft());
     const msg = topBarMessage(liveServerErrors([e], draft()), shown);
     expect(msg).toBe('version: must be 1, found 2');
   });
@@ -36,15 +39,28 @@ describe('settings errors', () => {
     expect(topBarMessage({}, shown)).toBeNull();
   });
 
-  it('an error that is not "field: reason" is shown whole', () => {
+  it('an error that names no field is shown whole, whatever its text looks like', () => {
     const e = serverError(new ApiError('io', 'permission denied: settings.json'), draft());
     expect(topBarMessage(liveServerErrors([e], draft()), shown)).toBe('permission denied: settings.json');
+    // A shape error has a colon in it but no field: it is not cut into a made-up field name.
+    const shape = 'settings do not have the expected shape: invalid type: string "x", expected u32';
+    const s = serverError(new ApiError('invalid_settings', shape), draft());
+    expect(s.field).toBe('_');
+    expect(topBarMessage(liveServerErrors([s], draft()), shown)).toBe(shape);
+  });
+
+  it('marks the field the backend names in field_errors, with its message', () => {
+    const wire = { code: 'invalid_settings', message: 'main.context_window: must be at least 1024', field_errors: [{ field: 'main.context_window', message: 'must be at least 1024' }] };
+    const e = serverError(toApiError(wire), draft());
+    expect(e.field).toBe('main.context_window');
+    expect(liveServerErrors([e], draft())).toEqual({ 'main.context_window': 'must be at least 1024' });
+    expect(topBarMessage(liveServerErrors([e], draft()), shown)).toBe('Fix the marked field');
   });
 
   it("a backend error hides once its field is edited, and a client error is never replaced by it", () => {
     const d = draft();
     const why = '8192 is too small: it must be larger than Max output tokens (8192); raise it or lower Max output tokens';
-    const e = serverError(new ApiError('invalid_settings', `main.context_window: ${why}`), d);
+    const e = serverError(invalid('main.context_window', why), d);
     expect(liveServerErrors([e], d)).toEqual({ 'main.context_window': why });
     d.main.context_window = 32768;
     expect(liveServerErrors([e], d)).toEqual({});
@@ -65,13 +81,13 @@ describe('settings errors', () => {
 
   it('a context-window error also hides when the max output tokens it names is changed', () => {
     const d = draft();
-    const e = serverError(new ApiError('invalid_settings', 'main.context_window: 8192 is too small: it must be larger than Max output tokens (8192)'), d);
+    const e = serverError(invalid('main.context_window', '8192 is too small: it must be larger than Max output tokens (8192)'), d);
     expect(Object.keys(liveServerErrors([e], d))).toEqual(['main.context_window']);
     d.main.max_output_tokens = 4096;
     expect(liveServerErrors([e], d)).toEqual({});
     // An error on another field is not tied to max output tokens.
     const d2 = draft();
-    const u = serverError(new ApiError('invalid_settings', 'main.base_url: not a valid http(s) URL (no host)'), d2);
+    const u = serverError(invalid('main.base_url', 'not a valid http(s) URL (no host)'), d2);
     d2.main.max_output_tokens = 4096;
     expect(liveServerErrors([u], d2)).toEqual({ 'main.base_url': 'not a valid http(s) URL (no host)' });
   });

@@ -1,14 +1,16 @@
 //! Errors and unsaved state of the Settings form. Errors the form finds itself block Save until fixed; an
 //! error the backend returns on Save is kept beside them (never replacing them) and hides once its field
-//! (or a field it is about, like max output tokens for the context window) is edited. An error on a field
-//! the screen has no input for is spelled out as "field: reason" in the top bar, since there is nothing
-//! to mark. A draft is "unsaved" only when it would save something different from what is saved.
+//! (or a field it is about, like max output tokens for the context window) is edited. The backend names
+//! the field in its structured `field_errors`, never only in the message text. An error on a field the
+//! screen has no input for is spelled out as "field: reason" in the top bar, since there is nothing to
+//! mark. A draft is "unsaved" only when it would save something different from what is saved.
 
-import { invalidField, type ApiError } from './api';
+import type { ApiError } from './api';
+import { MAX_PARALLELISM } from '../generated/constants';
 
 export type FieldErrors = Record<string, string>;
 
-/** Key for an error that names no field (or not in "field: reason" form). */
+/** Key for an error that names no field. */
 export const GENERAL = '_';
 
 /** A backend error with the value its field (and the fields it is about) had when it was reported. */
@@ -49,11 +51,11 @@ function relatedFields(field: string): string[] {
 
 /** What a failed Save reported, remembering the values it was about. */
 export function serverError(err: ApiError, draft: unknown): ServerError {
-  const f = invalidField(err);
-  if (f === null || f.field === '') return { field: GENERAL, reason: f?.reason ?? err.message, value: undefined };
+  const f = err.fieldErrors[0];
+  if (f === undefined || f.field === '') return { field: GENERAL, reason: err.message, value: undefined };
   const related: Record<string, unknown> = {};
   for (const r of relatedFields(f.field)) related[r] = valueAt(draft, r);
-  return { field: f.field, reason: f.reason, value: valueAt(draft, f.field), related };
+  return { field: f.field, reason: f.message, value: valueAt(draft, f.field), related };
 }
 
 /** The backend error, while its field and the fields it is about still hold the values it was about. */
@@ -86,7 +88,7 @@ export function topBarMessage(errors: FieldErrors, shown: ReadonlySet<string>): 
 }
 
 /** Parallelism as typed (a number input gives null when empty): a whole number 1..=max, or why not. */
-export function parallelismError(v: unknown, max = 16): string | null {
+export function parallelismError(v: unknown, max = MAX_PARALLELISM): string | null {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) return `must be a whole number from 1 to ${max}`;
   return null;
 }

@@ -10,41 +10,19 @@ import type { Backend } from './api';
 import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
-import type { ApprovalAnswer, FileWindow, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
-import { sameSettings, serverError, withoutEmptyOverrides, type FieldErrors, type ServerError } from './settingsErrors';
+import { NoticeStore, type Notice } from './notices.svelte';
+import { FileViewerStore, type FileView } from './fileViewer.svelte';
+import { SettingsFormStore } from './settingsForm.svelte';
+import { checkSetup } from './setup';
+import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService } from './services';
+import type { ApprovalAnswer, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
+import type { FieldErrors, ServerError } from './settingsErrors';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
 
-export interface FileView {
-  /** Which opening of the viewer this is (a new number per `openFile`). */
-  id: number;
-  path: string;
-  line: number;
-  endLine: number;
-  window: FileWindow | null;
-  error: string | null;
-  /** First line of each piece loaded so far, ascending (each piece is highlighted on its own). */
-  pieces: number[];
-  /** The edge more lines are being loaded at, if any. */
-  loading: 'before' | 'after' | null;
-  /** Why the last attempt to load more lines failed. */
-  moreError: string | null;
-  /** Said in the footer when the viewer reloaded itself, e.g. because the file changed on disk. */
-  note: string | null;
-}
+export type { Notice } from './notices.svelte';
 
-export interface Notice {
-  id: number;
-  kind: 'warning' | 'info';
-  text: string;
-}
-
-/** Lines the file viewer asks for above a cited line, so the citation has context to scroll within. */
-export const FILE_CONTEXT_BEFORE = 200;
-/** Lines asked for below the end of a citation (the backend returns at most 5000 per call). */
-export const FILE_CONTEXT_AFTER = 2000;
-/** Lines loaded per step when the viewer is scrolled near an edge of what it holds. */
-export const FILE_MORE_LINES = 2000;
+export { FILE_CONTEXT_AFTER, FILE_CONTEXT_BEFORE, FILE_MORE_LINES, type FileView } from './fileViewer.svelte';
 
 /** Error codes of a send that a visit to Settings fixes (no key, no model, a setting the backend refuses). */
 const SETTINGS_CODES: ReadonlySet<string> = new Set(['missing_key', 'not_configured', 'invalid_key', 'invalid_settings', 'keychain_unavailable']);
@@ -56,6 +34,14 @@ export interface SendError {
   /** True when the fix is in Settings (the view offers to go there). */
   settings: boolean;
 }
+
+/**
+ * What the session pane shows. `blank`: a new session, nothing sent yet (or a first send on its way);
+ * `live`: the run this window started, updated as its records arrive; `replay`: a past session from its
+ * trace (a run that stopped without an end shows as interrupted); `replay_running`: a session the app is
+ * still running but this window has no live view of, from its trace as it stands (Stop still works).
+ */
+export type SessionPane = { kind: 'blank' } | { kind: 'live' } | { kind: 'replay' } | { kind: 'replay_running' };
 
 /** A run this window started; `queue` holds records not reduced yet. */
 class LiveRun {
@@ -72,10 +58,26 @@ class LiveRun {
 const outputKey = (sessionId: string | null, callId: string) => `${sessionId ?? ''}\u0000${callId}`;
 
 export class AppStore {
-  backend: Backend;
+  /** The one seam to the outside; views use the domain services below instead (services.ts). */
+  private readonly backend: Backend;
+  readonly projects: ProjectsService;
+  readonly history: HistoryService;
+  readonly models: ModelsService;
+  readonly files: FilesService;
+  readonly about: AboutService;
+  /** Which backend this is: the app's, or the browser preview's demo. */
+  get backendKind(): Backend['kind'] {
+    return this.backend.kind;
+  }
   view = $state<View>('start');
   project = $state<ProjectInfo | null>(null);
-  settings = $state<Settings | null>(null);
+  /** The saved settings (as last read or saved). */
+  get settings(): Settings | null {
+    return this.settingsForm.saved;
+  }
+  set settings(v: Settings | null) {
+    this.settingsForm.saved = v;
+  }
   /** True when no usable main model is configured (no key for a provider that needs one). */
   needsSetup = $state(false);
   /** The tree shown: the live run's, or a replayed session's. */
@@ -83,40 +85,42 @@ export class AppStore {
   sessionId = $state<string | null>(null);
   /** The shown session has a run in progress (the Stop button shows). */
   running = $state(false);
-  readOnly = $state(false);
+  /** What the session pane shows: one of four, never a mix (see `SessionPane`). */
+  pane = $state<SessionPane>({ kind: 'blank' });
+  /** A session from its trace: approvals cannot be answered, subagents not cancelled from here. */
+  get readOnly(): boolean {
+    return this.pane.kind === 'replay' || this.pane.kind === 'replay_running';
+  }
   /** The shown replay is of a session the app is still running, whose live view this window no longer has. */
-  stillRunning = $state(false);
+  get stillRunning(): boolean {
+    return this.pane.kind === 'replay_running';
+  }
   /** The live run is what is shown. */
-  liveShown = $state(false);
+  get liveShown(): boolean {
+    return this.pane.kind === 'live';
+  }
   /** The live run's session (null before it has started or when there is none). */
   liveSessionId = $state<string | null>(null);
   /** The project the live run works in. */
   liveProject = $state.raw<ProjectInfo | null>(null);
   liveRunning = $state(false);
   selected = $state<string | null>(null);
-  file = $state<FileView | null>(null);
   now = $state(Date.now());
   error = $state<string | null>(null);
   sendError = $state<SendError | null>(null);
   /** The prompt being typed: kept across views (a trip to Settings after a failed send must not lose it). */
   draft = $state('');
-  /**
-   * The Settings form being edited (null until Settings is first opened), with its errors: kept here
-   * rather than in the view, so leaving the Settings tab and coming back keeps unsaved edits.
-   */
-  settingsDraft = $state<Settings | null>(null);
-  /** Errors the form found itself: they block Save. */
-  settingsClientErrors = $state<FieldErrors>({});
-  /** From the last failed Save. */
-  settingsServerErrors = $state<ServerError[]>([]);
-  /** A save is in flight. Kept here, not in the view: leaving Settings and coming back must not allow a
-   * second save whose older answer could land last and leave stale settings in memory. */
-  settingsSaving = $state(false);
+  /** The Settings form's domain (see SettingsFormStore); the `settings*` members below are views of it. */
+  readonly settingsForm: SettingsFormStore;
+  /** The file viewer's domain (see FileViewerStore). */
+  readonly fileViewer: FileViewerStore;
   /** Dismissible notices: startup warnings, and a project switch made from the command line. */
-  notices = $state<Notice[]>([]);
+  readonly noticeStore = new NoticeStore();
+  get notices(): Notice[] {
+    return this.noticeStore.items;
+  }
   /** The person asked to look at the project's own profiles again (after turning them down). */
   reviewingProfiles = $state(false);
-  private noticeId = 0;
   /**
    * Tool calls whose rows are expanded, by session and call id. Kept here rather than in the row: the
    * virtual lists unmount rows scrolled out of view, and a row scrolled back must come back as it was.
@@ -130,49 +134,49 @@ export class AppStore {
 
   private live: LiveRun | null = null;
   private frame: number | null = null;
-  /** Bumped per `openFile`, so a slow answer for an earlier file cannot replace a later one. */
-  private fileSeq = 0;
   private clock: ReturnType<typeof setInterval> | null = null;
 
   constructor(backend: Backend) {
     this.backend = backend;
+    this.projects = new ProjectsService(backend);
+    this.history = new HistoryService(backend);
+    this.models = new ModelsService(backend);
+    this.files = new FilesService(backend);
+    this.about = new AboutService(backend);
+    this.fileViewer = new FileViewerStore((path, start, end) => this.backend.readProjectFile(path, start, end));
+    this.settingsForm = new SettingsFormStore((settings) => this.backend.saveSettings(settings), () => this.backend.getSettings());
     this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
   }
 
-  /** The Settings draft differs from what is saved. */
+  get settingsDraft(): Settings | null {
+    return this.settingsForm.draft;
+  }
+  set settingsDraft(v: Settings | null) {
+    this.settingsForm.draft = v;
+  }
+  get settingsClientErrors(): FieldErrors {
+    return this.settingsForm.clientErrors;
+  }
+  set settingsClientErrors(v: FieldErrors) {
+    this.settingsForm.clientErrors = v;
+  }
+  get settingsServerErrors(): ServerError[] {
+    return this.settingsForm.serverErrors;
+  }
+  set settingsServerErrors(v: ServerError[]) {
+    this.settingsForm.serverErrors = v;
+  }
+  get settingsSaving(): boolean {
+    return this.settingsForm.saving;
+  }
   get settingsDirty(): boolean {
-    return this.settingsDraft !== null && this.settings !== null && !sameSettings(this.settingsDraft, this.settings);
+    return this.settingsForm.dirty;
   }
-
-  /**
-   * Saves the Settings draft. Resolves true when the backend stored it; false when there is no draft or
-   * the backend refused it (then `settingsServerErrors` says why). The form stays editable meanwhile, so
-   * the draft becomes what was stored only if it still equals what was sent: edits typed while the save
-   * was in flight stay in the draft, still unsaved, instead of being overwritten.
-   */
-  async saveSettingsDraft(): Promise<boolean> {
-    if (this.settingsDraft === null || this.settingsSaving) return false;
-    const sent = withoutEmptyOverrides($state.snapshot(this.settingsDraft) as Settings);
-    this.settingsSaving = true;
-    try {
-      const s = await this.backend.saveSettings(sent);
-      this.settings = s;
-      if (this.settingsDraft === null || sameSettings($state.snapshot(this.settingsDraft) as Settings, sent)) this.settingsDraft = structuredClone(s);
-      this.settingsServerErrors = [];
-      return true;
-    } catch (e) {
-      this.settingsServerErrors = [serverError(toApiError(e), sent)];
-      return false;
-    } finally {
-      this.settingsSaving = false;
-    }
+  saveSettingsDraft(): Promise<boolean> {
+    return this.settingsForm.save();
   }
-
-  /** Drops unsaved Settings edits: the form starts again from what is saved. */
   discardSettingsDraft(): void {
-    this.settingsDraft = this.settings === null ? null : structuredClone($state.snapshot(this.settings));
-    this.settingsClientErrors = {};
-    this.settingsServerErrors = [];
+    this.settingsForm.discard();
   }
 
   start(): void {
@@ -218,6 +222,42 @@ export class AppStore {
       this.tree = run.tree;
       this.running = run.running;
     }
+  }
+
+  /** Reads the saved settings and whether a usable main model is configured (at start, and after key changes). */
+  async checkStartup(): Promise<void> {
+    const c = await checkSetup(this.backend);
+    if (c.settings !== null) this.settings = c.settings;
+    this.needsSetup = c.needsSetup;
+  }
+
+  /** Asks again whether a usable main model is configured (a key was stored or deleted, settings saved). */
+  async refreshSetup(): Promise<void> {
+    this.needsSetup = (await checkSetup(this.backend)).needsSetup;
+  }
+
+  /** Starts the Settings form from the saved settings, unless a draft is already being edited. */
+  loadSettingsDraft(): Promise<void> {
+    return this.settingsForm.load();
+  }
+
+  /** The project the app was started on (its command line), if any. */
+  currentProject(): Promise<ProjectInfo | null> {
+    return this.backend.currentProject().catch(() => null);
+  }
+
+  /** Cancels these sessions' runs (before the window closes). */
+  async cancelRuns(ids: readonly string[]): Promise<void> {
+    await Promise.all(ids.map((id) => this.backend.cancelRun(id)));
+  }
+
+  /** See `Backend.onCloseRequested`. */
+  onCloseRequested(handler: () => boolean): Promise<() => void> {
+    return this.backend.onCloseRequested(handler);
+  }
+
+  closeWindow(): Promise<void> {
+    return this.backend.closeWindow();
   }
 
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
@@ -292,14 +332,11 @@ export class AppStore {
   }
 
   notify(kind: Notice['kind'], text: string): void {
-    // The same project opened again would repeat its warning word for word.
-    if (this.notices.some((n) => n.text === text)) return;
-    this.noticeId += 1;
-    this.notices = [...this.notices, { id: this.noticeId, kind, text }];
+    this.noticeStore.notify(kind, text);
   }
 
   dismiss(id: number): void {
-    this.notices = this.notices.filter((n) => n.id !== id);
+    this.noticeStore.dismiss(id);
   }
 
   /** Startup warnings and the command-line project switches; resolves to an unsubscribe. */
@@ -311,7 +348,7 @@ export class AppStore {
       unlistenWarning();
     };
     try {
-      for (const w of await this.backend.startupWarnings()) this.notify('warning', w);
+      this.noticeStore.startupWarnings(await this.backend.startupWarnings());
     } catch (e) {
       this.notify('warning', `Could not read the startup warnings: ${toApiError(e).message}`);
     }
@@ -325,9 +362,7 @@ export class AppStore {
     this.sessionId = null;
     this.selected = null;
     this.running = false;
-    this.readOnly = false;
-    this.stillRunning = false;
-    this.liveShown = false;
+    this.pane = { kind: 'blank' };
     this.sendError = null;
     this.file = null;
   }
@@ -338,7 +373,7 @@ export class AppStore {
     if (run === null) return false;
     if (run.queue.length > 0) this.flush();
     this.reset();
-    this.liveShown = true;
+    this.pane = { kind: 'live' };
     this.tree = run.tree;
     this.sessionId = run.sessionId;
     this.running = run.running;
@@ -378,7 +413,7 @@ export class AppStore {
     const next = new LiveRun(this.project);
     this.tree = emptyState();
     this.running = true;
-    this.readOnly = false;
+    this.pane = { kind: 'blank' };
     try {
       const h = await this.backend.startRun(prompt, this.sink(next));
       for (const n of h.notices) this.notify('info', n);
@@ -501,8 +536,7 @@ export class AppStore {
       // A stored trace without `run_ended` means the app stopped mid-run: show those nodes as interrupted.
       this.tree = still ? tree : finalizeRun(tree);
       this.sessionId = sessionId;
-      this.readOnly = true;
-      this.stillRunning = still;
+      this.pane = { kind: still ? 'replay_running' : 'replay' };
       this.running = still;
       this.view = 'session';
     } catch (e) {
@@ -512,79 +546,19 @@ export class AppStore {
     }
   }
 
-  /** Opens the viewer on a window of lines around the citation (the backend gives at most 5000 at once). */
-  async openFile(path: string, line: number, endLine: number | null, note: string | null = null): Promise<void> {
-    const end = Math.max(endLine ?? line, line);
-    this.fileSeq += 1;
-    const seq = this.fileSeq;
-    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null, note };
-    this.file = view;
-    const start = Math.max(1, line - FILE_CONTEXT_BEFORE);
-    try {
-      let w: FileWindow;
-      try {
-        w = await this.backend.readProjectFile(path, start, Math.max(start, end + FILE_CONTEXT_AFTER));
-      } catch (e) {
-        // The file shrank below the cited line since it was cited: show it from the top rather than nothing.
-        if (toApiError(e).code !== 'invalid_argument' || start === 1) throw e;
-        w = await this.backend.readProjectFile(path);
-      }
-      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, window: w, pieces: [w.start_line] };
-    } catch (e) {
-      if (this.fileSeq === seq && this.file !== null) this.file = { ...view, error: toApiError(e).message };
-    }
+  /** The file viewer's state (see FileViewerStore). */
+  get file(): FileView | null {
+    return this.fileViewer.file;
+  }
+  set file(v: FileView | null) {
+    this.fileViewer.file = v;
   }
 
-  /**
-   * Loads up to FILE_MORE_LINES lines just above (`before`) or below (`after`) what the viewer holds.
-   * Resolves true when lines were added; false at the file's edge, while another load runs, on failure
-   * (then `moreError` says why), or when the file changed on disk and the viewer was reloaded instead.
-   */
-  async loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {
-    const view = this.file;
-    const w = view?.window;
-    if (view == null || w == null || view.loading !== null) return false;
-    const first = w.start_line;
-    const last = w.start_line + w.lines.length - 1;
-    if (edge === 'before' ? first <= 1 : last >= w.total_lines) return false;
-    const start = edge === 'before' ? Math.max(1, first - FILE_MORE_LINES) : last + 1;
-    const end = edge === 'before' ? first - 1 : last + FILE_MORE_LINES;
-    const seq = this.fileSeq;
-    this.file = { ...view, loading: edge, moreError: null };
-    try {
-      const more = await this.backend.readProjectFile(view.path, start, end);
-      const cur = this.file;
-      if (this.fileSeq !== seq || cur?.window == null) return false;
-      if (more.total_lines !== cur.window.total_lines) {
-        // The file changed on disk since the lines held were read (the agent may be editing it): new lines
-        // spliced onto old ones by number would show rows twice or not at all under wrong numbers, so read
-        // it afresh around the same citation. An edit that keeps the line count is not caught here: the
-        // backend gives no version to compare, and re-reading every held line on each step would cost more.
-        await this.openFile(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
-        return false;
-      }
-      const before = edge === 'before';
-      const window: FileWindow = {
-        ...cur.window,
-        start_line: before ? more.start_line : cur.window.start_line,
-        lines: before ? [...more.lines, ...cur.window.lines] : [...cur.window.lines, ...more.lines],
-      };
-      const pieces = before ? [more.start_line, ...cur.pieces] : [...cur.pieces, more.start_line];
-      // A "file changed" note is about the reload it came with, not about later loads.
-      this.file = { ...cur, window, pieces, loading: null, note: null };
-      return more.lines.length > 0;
-    } catch (e) {
-      const cur = this.file;
-      if (this.fileSeq !== seq || cur === null) return false;
-      const err = toApiError(e);
-      if (err.code === 'invalid_argument' && edge === 'after') {
-        // The backend refuses a start past the end: the file shrank on disk since it was read.
-        await this.openFile(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
-        return false;
-      }
-      this.file = { ...cur, loading: null, moreError: err.message };
-      return false;
-    }
+  openFile(path: string, line: number, endLine: number | null, note: string | null = null): Promise<void> {
+    return this.fileViewer.open(path, line, endLine, note);
+  }
+
+  loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {
+    return this.fileViewer.loadMore(edge);
   }
 }
-

@@ -26,6 +26,57 @@ describe('app store', () => {
     expect(app.notices.map((n) => n.text)).toEqual(['CANOPY_MODEL overrides the main model for runs']);
   });
 
+  it('gathers the CANOPY_* environment overrides into one notice that lists them', async () => {
+    const overrides = [
+      'main.provider = anthropic (from CANOPY_MAIN_PROVIDER)',
+      'main.base_url = http://127.0.0.1:9/v1 (from CANOPY_MAIN_BASE_URL)',
+      'main.model = claude-sonnet-4-5 (from CANOPY_MAIN_MODEL)',
+      "light slot created from main's settings (because CANOPY_LIGHT_* is set)",
+      'light.provider = openai (from CANOPY_LIGHT_PROVIDER)',
+      'light.base_url = http://127.0.0.1:10/v1 (from CANOPY_LIGHT_BASE_URL)',
+      'light.model = gpt-4.1-mini (from CANOPY_LIGHT_MODEL)',
+    ];
+    const moved = 'settings.json was unreadable; a backup was kept at /home/a/.config/canopy/settings.json.bak';
+    const warnings = [moved, ...overrides.map((o) => `Environment override in effect: ${o}`)];
+    const app = new AppStore(createFakeBackend({ startupWarnings: warnings }));
+    await app.listen();
+    expect(app.notices.map((n) => [n.kind, n.text])).toEqual([
+      ['warning', moved],
+      ['warning', '7 environment overrides in effect for runs (CANOPY_* variables, never saved)'],
+    ]);
+    expect(app.notices[1].lines).toEqual(overrides);
+    // Read again (the listener set up anew), nothing is repeated.
+    await app.listen();
+    expect(app.notices.length).toBe(2);
+    expect(app.notices[1].lines).toEqual(overrides);
+    app.dismiss(app.notices[1].id);
+    expect(app.notices.map((n) => n.text)).toEqual([moved]);
+  });
+
+  it('the session pane is one of blank, live, replay and still-running replay, never two at once', async () => {
+    const be = createFakeBackend();
+    const app = new AppStore(be);
+    expect(app.pane).toEqual({ kind: 'blank' });
+    const open = app.openProject(DEMO_ROOT);
+    await vi.advanceTimersByTimeAsync(100);
+    await open;
+    await app.send('look into the leak');
+    expect(app.pane).toEqual({ kind: 'live' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([true, false, false]);
+    await app.loadHistory('main-0c55', 'running');
+    expect(app.pane).toEqual({ kind: 'replay_running' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, true, true]);
+    await app.loadHistory('main-0c55', 'interrupted');
+    expect(app.pane).toEqual({ kind: 'replay' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, true, false]);
+    app.reset();
+    expect(app.pane).toEqual({ kind: 'blank' });
+    expect([app.liveShown, app.readOnly, app.stillRunning]).toEqual([false, false, false]);
+    // The live run goes on meanwhile and is shown again on request.
+    expect(app.showLive()).toBe(true);
+    expect(app.pane).toEqual({ kind: 'live' });
+  });
+
   it('follows a second launch to another project and drops the old run from view', async () => {
     const be = createFakeBackend();
     const app = new AppStore(be);
@@ -162,6 +213,7 @@ describe('the live run while other things are shown', () => {
     const past = rows.find((r) => r.status === 'completed');
     if (past === undefined) throw new Error('the demo history has no completed session');
     await app.loadHistory(past.session_id, past.status);
+    expect(app.pane).toEqual({ kind: 'replay' });
     expect(app.readOnly).toBe(true);
     expect(app.sessionId).toBe(past.session_id);
     await vi.advanceTimersByTimeAsync(10_000);
@@ -170,6 +222,7 @@ describe('the live run while other things are shown', () => {
     expect(app.sessionId).toBe(past.session_id);
 
     await app.loadHistory(live, 'running');
+    expect(app.pane).toEqual({ kind: 'live' });
     expect(app.liveShown).toBe(true);
     expect(app.readOnly).toBe(false);
     expect(app.sessionId).toBe(live);
@@ -187,6 +240,7 @@ describe('the live run while other things are shown', () => {
     await open;
     // main-0c55's trace stops mid-run; the app says whether a run of it is still going.
     await app.loadHistory('main-0c55', 'running');
+    expect(app.pane).toEqual({ kind: 'replay_running' });
     expect(app.readOnly).toBe(true);
     expect(app.stillRunning).toBe(true);
     expect(app.running).toBe(true);
@@ -197,6 +251,7 @@ describe('the live run while other things are shown', () => {
     await vi.advanceTimersByTimeAsync(1_000);
     await stop;
     // The app no longer lists it as running: read again, it is shown as it stands in its file.
+    expect(app.pane).toEqual({ kind: 'replay' });
     expect(app.stillRunning).toBe(false);
     expect(app.running).toBe(false);
     expect(app.tree.nodes.get('main-0c55')?.status).toBe('interrupted');

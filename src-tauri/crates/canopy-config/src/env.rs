@@ -6,6 +6,10 @@ use canopy_protocol::ProviderKind;
 use crate::error::ConfigError;
 use crate::settings::{validate_base_url, ModelSlotConfig, Settings};
 
+/// How a host reports each override line among its startup warnings (`{ENV_OVERRIDE_WARNING}{line}`);
+/// the UI gathers the warnings that start with it into one notice.
+pub const ENV_OVERRIDE_WARNING: &str = "Environment override in effect: ";
+
 /// Applies the `CANOPY_*` model overrides found through `env` (pass `|k| std::env::var(k).ok()` for
 /// the process environment). Returns one line per override, e.g.
 /// `main.model = gpt-4.1-mini (from CANOPY_MAIN_MODEL)`, for logs and the CLI banner.

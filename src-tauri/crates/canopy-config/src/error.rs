@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use canopy_protocol::ModelSlot;
+use serde::Serialize;
+use ts_rs::TS;
 
 /// Everything that can go wrong with settings, paths and keys.
 #[derive(Debug, thiserror::Error)]
@@ -51,11 +53,33 @@ pub enum ConfigError {
     },
 }
 
+/// A settings field that failed validation, as the UI marks it: `field` is the dotted path of the input
+/// (`main.context_window`, `profiles.explore.max_steps`), or the `CANOPY_*` variable that set it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct FieldError {
+    /// Dotted path of the offending field (or the environment variable that set it).
+    pub field: String,
+    /// What is wrong with it, for people.
+    pub message: String,
+}
+
 /// The keychain half of the API uses the same enum (one error type per crate); this alias keeps the
 /// names `KeyError::Unavailable` etc. readable at call sites.
 pub type KeyError = ConfigError;
 
 impl ConfigError {
+    /// The field this error is about, for a form to mark without parsing the message; `None` for
+    /// errors that are not about one settings field.
+    pub fn field_error(&self) -> Option<FieldError> {
+        match self {
+            ConfigError::Invalid { field, reason } => Some(FieldError {
+                field: field.clone(),
+                message: reason.clone(),
+            }),
+            _ => None,
+        }
+    }
+
     pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         ConfigError::Invalid {
             field: field.into(),
@@ -73,5 +97,31 @@ impl ConfigError {
             path: path.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_value_names_its_field_apart_from_the_message() {
+        let e = ConfigError::invalid(
+            "main.context_window",
+            "must be larger than max_output_tokens (4096)",
+        );
+        assert_eq!(
+            e.field_error(),
+            Some(FieldError {
+                field: "main.context_window".into(),
+                message: "must be larger than max_output_tokens (4096)".into(),
+            })
+        );
+        // People still read one sentence naming the field.
+        assert_eq!(
+            e.to_string(),
+            "main.context_window: must be larger than max_output_tokens (4096)"
+        );
+        assert_eq!(ConfigError::InvalidKey("empty").field_error(), None);
     }
 }

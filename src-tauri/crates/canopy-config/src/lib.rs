@@ -12,8 +12,8 @@ pub mod settings;
 pub mod store;
 pub mod trust;
 
-pub use env::apply_env_overrides;
-pub use error::{ConfigError, KeyError};
+pub use env::{apply_env_overrides, ENV_OVERRIDE_WARNING};
+pub use error::{ConfigError, FieldError, KeyError};
 pub use key_index::{IndexedStore, KEY_INDEX_FILE};
 pub use keys::{
     api_key_env_var, is_local_endpoint, key_status, missing_key_message, require_api_key,
@@ -23,7 +23,7 @@ pub use keys::{
 pub use paths::{config_dir, data_dir, trace_dir_for_project, trace_dir_in};
 pub use settings::{
     presets, ModelSlotConfig, PermissionPolicy, PolicyAction, Preset, ProfileOverrides,
-    SandboxSettings, Settings, DEFAULT_SECRET_FILES, SETTINGS_VERSION,
+    SandboxSettings, Settings, DEFAULT_SECRET_FILES, MAX_PARALLELISM, SETTINGS_VERSION,
 };
 pub use store::{LoadReport, SettingsStore};
 pub use trust::{ProfileTrust, TrustAnswer, PROFILE_TRUST_FILE};
@@ -44,6 +44,7 @@ pub fn settings_declarations() -> String {
         export_decl::<KeyStatus>(),
         export_decl::<KeyState>(),
         export_decl::<KeySource>(),
+        export_decl::<FieldError>(),
     ]
     .concat()
 }

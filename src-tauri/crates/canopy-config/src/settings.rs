@@ -13,7 +13,8 @@ use crate::error::ConfigError;
 /// Version written in `settings.json`. A file with another version is set aside, not guessed at.
 pub const SETTINGS_VERSION: u32 = 1;
 
-const MAX_PARALLELISM: u32 = 16;
+/// Most subagents a run may have going at once (`parallelism` is 1..=this).
+pub const MAX_PARALLELISM: u32 = 16;
 
 /// Everything a person can configure, as stored in `settings.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]

@@ -1,0 +1,74 @@
+//! The backend calls the views need, grouped by domain. `Backend` (api.ts in the app, fake.ts in the
+//! browser preview) is the one seam to the outside; only the stores hold it, and views reach it through
+//! these (`app.projects`, `app.history`, `app.models`, `app.files`, `app.about`), never directly:
+//! `AppStore.backend` is private, so svelte-check refuses a view that tries.
+
+import type { Backend } from './api';
+import type { ConnectionTest, EditorOpened, KeyStatus, ModelListing, ModelSlot, ModelSlotConfig, OllamaStatus, RecentProject, SessionSummary } from './types';
+
+/** Recent projects and the folder picker (the Start view). */
+export class ProjectsService {
+  constructor(private readonly backend: Backend) {}
+  recent(): Promise<RecentProject[]> {
+    return this.backend.listRecentProjects();
+  }
+  pickFolder(): Promise<string | null> {
+    return this.backend.pickFolder();
+  }
+  forget(path: string): Promise<void> {
+    return this.backend.forgetProject(path);
+  }
+}
+
+/** Past sessions (the History view). */
+export class HistoryService {
+  constructor(private readonly backend: Backend) {}
+  list(): Promise<SessionSummary[]> {
+    return this.backend.listSessions();
+  }
+  remove(sessionId: string): Promise<void> {
+    return this.backend.deleteSession(sessionId);
+  }
+}
+
+/** A model slot's endpoint, key and models as the settings screen shows them (unsaved or not). */
+export class ModelsService {
+  constructor(private readonly backend: Backend) {}
+  keyStatus(slot: ModelSlot, baseUrl?: string): Promise<KeyStatus> {
+    return this.backend.apiKeyStatus(slot, baseUrl);
+  }
+  setKey(slot: ModelSlot, key: string, baseUrl?: string): Promise<void> {
+    return this.backend.setApiKey(slot, key, baseUrl);
+  }
+  deleteKey(slot: ModelSlot, baseUrl?: string): Promise<void> {
+    return this.backend.deleteApiKey(slot, baseUrl);
+  }
+  detectOllama(): Promise<OllamaStatus> {
+    return this.backend.detectOllama();
+  }
+  testConnection(slot: ModelSlot, config?: ModelSlotConfig): Promise<ConnectionTest> {
+    return this.backend.testConnection(slot, config);
+  }
+  listModels(slot: ModelSlot, config?: ModelSlotConfig): Promise<ModelListing[]> {
+    return this.backend.listModels(slot, config);
+  }
+}
+
+/** The file viewer's ways out: the file manager and the person's editor. */
+export class FilesService {
+  constructor(private readonly backend: Backend) {}
+  reveal(path: string): Promise<void> {
+    return this.backend.revealFile(path);
+  }
+  openInEditor(path: string, line?: number): Promise<EditorOpened> {
+    return this.backend.openInEditor(path, line);
+  }
+}
+
+/** What About shows. */
+export class AboutService {
+  constructor(private readonly backend: Backend) {}
+  version(): Promise<string> {
+    return this.backend.appVersion();
+  }
+}
