@@ -61,29 +61,8 @@ pub struct SandboxSettings {
     pub env_allowlist: Vec<String>,
 }
 
-/// The secret-file list a new settings file starts with (the same as the tools' built-in list).
-pub const DEFAULT_SECRET_FILES: &[&str] = &[
-    ".env*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".ssh",
-    ".gnupg",
-    ".aws/credentials",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    ".git-credentials",
-    "secrets.*",
-    "credentials.json",
-];
+/// The secret-file list a new settings file starts with (the tools' built-in list).
+pub use canopy_protocol::DEFAULT_SECRET_FILES;
 
 fn default_withheld_files() -> Vec<String> {
     DEFAULT_SECRET_FILES.iter().map(|s| s.to_string()).collect()

@@ -40,11 +40,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_settings_default_secret_list_is_the_tools_built_in_one_and_reaches_the_runtime() {
-        assert_eq!(
-            canopy_config::DEFAULT_SECRET_FILES,
-            canopy_tools::secrets::DEFAULT_PATTERNS
-        );
+    fn the_sandbox_and_secret_settings_reach_the_runtime() {
         let mut settings = canopy_config::Settings::default();
         settings.sandbox.mode = canopy_protocol::SandboxMode::Off;
         settings.sandbox.env_allowlist = vec!["GOPATH".into()];

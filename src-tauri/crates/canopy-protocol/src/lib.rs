@@ -9,7 +9,7 @@ pub mod trace;
 pub mod typescript;
 
 pub use message::*;
-pub use policy::{PermissionPolicy, PolicyAction};
+pub use policy::{PermissionPolicy, PolicyAction, DEFAULT_SECRET_FILES};
 pub use result::*;
 pub use secret::SecretString;
 pub use trace::*;

@@ -39,3 +39,29 @@ impl Default for PermissionPolicy {
         }
     }
 }
+
+/// The secret-file list (`.gitignore` patterns) a new settings file starts with, and what subagents are
+/// always denied whatever the settings: Read refuses these files, Grep and Glob skip them. One list
+/// for the settings and the tools, so the two cannot drift.
+pub const DEFAULT_SECRET_FILES: &[&str] = &[
+    ".env*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh",
+    ".gnupg",
+    ".aws/credentials",
+    ".npmrc",
+    ".pypirc",
+    ".netrc",
+    ".git-credentials",
+    "secrets.*",
+    "credentials.json",
+];

@@ -13,29 +13,8 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::ToolError;
 
-/// The list a new settings file starts with.
-pub const DEFAULT_PATTERNS: &[&str] = &[
-    ".env*",
-    "*.pem",
-    "*.key",
-    "*.p12",
-    "*.pfx",
-    "*.keystore",
-    "*.jks",
-    "id_rsa*",
-    "id_dsa*",
-    "id_ecdsa*",
-    "id_ed25519*",
-    ".ssh",
-    ".gnupg",
-    ".aws/credentials",
-    ".npmrc",
-    ".pypirc",
-    ".netrc",
-    ".git-credentials",
-    "secrets.*",
-    "credentials.json",
-];
+/// The list a new settings file starts with (`canopy_protocol::DEFAULT_SECRET_FILES`).
+pub const DEFAULT_PATTERNS: &[&str] = canopy_protocol::DEFAULT_SECRET_FILES;
 
 /// A compiled secret-file list.
 #[derive(Debug, Clone)]
