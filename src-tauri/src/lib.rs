@@ -124,6 +124,16 @@ pub fn cli_answer(args: &[String]) -> Option<String> {
     }
 }
 
+/// Whether a start-up error is the single-instance plugin failing to hand this launch to an instance
+/// that was closing (its D-Bus name still taken, no answer): such a launch should simply start again.
+pub fn instance_was_closing(error: &str) -> bool {
+    error.contains("single-instance")
+        && error.contains("failed to forward arguments to the running instance")
+        && (error.contains("NoReply")
+            || error.contains("ServiceUnknown")
+            || error.contains("UnknownObject"))
+}
+
 /// The folder given on the command line (`canopy [FOLDER]`), ignoring flags.
 fn folder_argument(args: &[String]) -> Option<&str> {
     args.iter()
@@ -181,6 +191,8 @@ pub fn run() -> Result<(), Box<dyn std::error::Error>> {
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;
+
+    use super::instance_was_closing;
 
     fn source(path: &str) -> String {
         std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
@@ -244,6 +256,21 @@ mod tests {
             ],
             "no fs or shell access"
         );
+    }
+
+    #[test]
+    fn a_launch_racing_a_closing_instance_is_told_apart_from_other_start_up_errors() {
+        // The words the single-instance plugin (2.5) fails with when the old instance is closing.
+        assert!(instance_was_closing(
+            "failed to initialize plugin `single-instance`: failed to forward arguments to the running \
+             instance: org.freedesktop.DBus.Error.NoReply: Message recipient disconnected from message \
+             bus without replying"
+        ));
+        assert!(!instance_was_closing(
+            "failed to initialize plugin `single-instance`: failed to forward arguments to the running \
+             instance: org.freedesktop.DBus.Error.AccessDenied: denied"
+        ));
+        assert!(!instance_was_closing("the settings file is not valid JSON"));
     }
 
     #[test]
