@@ -10,4 +10,4 @@ export function toolKind(name: string): ToolKind {
 
 /** The built-in tool that starts a subagent: a subagent's events name no tool, so its call card is
  *  given the name Rust declares for the delegate kind. */
-export const DELEGATE_TOOL: string = Object.keys(TOOL_KINDS).find((name) => TOOL_KINDS[name] === 'delegate') ?? 'Task';
+export const DELEGATE_TOOL: string = Object.keys(TOOL_KINDS).find((name) => TOOL_KINDS[name] === 'delegate') ?? '';
