@@ -7,6 +7,7 @@ import { applyRecords, emptyState, finalizeRun, parseJsonl } from '../lib/reduce
 import type { AppStore } from '../lib/store.svelte';
 import Timeline from './Timeline.svelte';
 import { storesContext } from '../lib/context';
+import { toolKind } from '../lib/toolKind';
 
 // The waterfall as a person reads it, for a run the real runtime recorded: two explore subagents that
 // ran at the same time (tests/fixtures/traces/parallel-explore).
@@ -71,5 +72,13 @@ describe('Timeline', () => {
     // The main agent waits on its two Task calls; each subagent made one Read.
     expect(bars(rows[0], 'seg tool').length).toBe(2);
     for (const row of rows.slice(1)) expect(bars(row, 'seg tool').length).toBe(1);
+  });
+
+  it('draws a call as waiting on a subagent by its tool kind (delegate), not by its name', () => {
+    // Each tool segment's title starts with its tool's name; only the delegate kind's are `wait`.
+    const segs = [...body.matchAll(/class="seg tool[^"]*"[^>]*title="([^ "]+)/g)].map((m) => ({ wait: /\bwait\b/.test(m[0].split('"')[1]), tool: m[1] }));
+    expect(segs.length).toBe(4);
+    for (const s of segs) expect(s.wait).toBe(toolKind(s.tool) === 'delegate');
+    expect(segs.filter((s) => s.wait).length).toBe(2);
   });
 });

@@ -18,6 +18,7 @@ import type {
   ToolStatus,
   TraceRecord,
 } from '../generated/types';
+import { DELEGATE_TOOL } from './toolKind';
 
 export type NodeStatus =
   | 'queued'
@@ -640,7 +641,7 @@ function applyOne(d: Draft, r: TraceRecord): void {
       child.prompt = e.prompt;
       child.requestedSlot = e.model_slot;
       child.taskCallId = e.tool_call_id;
-      const [it] = toolItem(node, e.tool_call_id, 'Task', ts);
+      const [it] = toolItem(node, e.tool_call_id, DELEGATE_TOOL, ts);
       it.childSessionId = e.child_session_id;
       break;
     }

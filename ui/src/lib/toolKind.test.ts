@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toolKind } from './toolKind';
+import { DELEGATE_TOOL, toolKind } from './toolKind';
 
 describe('toolKind', () => {
   it('gives each built-in tool the kind Rust declares for it', () => {
@@ -14,5 +14,10 @@ describe('toolKind', () => {
     expect(toolKind('mcp__shell__run')).toBe('external');
     expect(toolKind('bash')).toBe('external');
     expect(toolKind('constructor')).toBe('external');
+  });
+
+  it('names the delegate tool by its kind, so a subagent card is the tool Rust says delegates', () => {
+    expect(toolKind(DELEGATE_TOOL)).toBe('delegate');
+    expect(DELEGATE_TOOL).toBe('Task');
   });
 });

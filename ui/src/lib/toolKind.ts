@@ -7,3 +7,7 @@ export function toolKind(name: string): ToolKind {
   // Own keys only: a model may call a tool `constructor` or `toString`.
   return (Object.prototype.hasOwnProperty.call(TOOL_KINDS, name) ? TOOL_KINDS[name] : undefined) ?? 'external';
 }
+
+/** The built-in tool that starts a subagent: a subagent's events name no tool, so its call card is
+ *  given the name Rust declares for the delegate kind. */
+export const DELEGATE_TOOL: string = Object.keys(TOOL_KINDS).find((name) => TOOL_KINDS[name] === 'delegate') ?? '';

@@ -11,7 +11,7 @@ use canopy_host::connection::SlotCheck;
 use canopy_host::profiles::RunProfilesDecision;
 use canopy_host::{history, Host, SessionStart, StartedSession};
 use canopy_protocol::{TerminalReason, TraceRecord};
-use canopy_runtime::{FlagApprover, Runtime};
+use canopy_runtime::{registry, FlagApprover, Runtime};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
@@ -152,18 +152,30 @@ fn main() -> ExitCode {
     }
 }
 
+/// The tool names `--allow` lets through: the registry's approvable tools by name in any case (which
+/// tools the gate asks about is their kind's business, not this list's), and `network`.
 fn allowed_tools(allow: &[String]) -> Result<Vec<String>, String> {
     allow
         .iter()
-        .map(|a| match a.trim().to_ascii_lowercase().as_str() {
-            "edit" => Ok("Edit".to_string()),
-            "write" => Ok("Write".to_string()),
-            "bash" => Ok("Bash".to_string()),
-            "task" => Ok("Task".to_string()),
-            "network" => Ok(canopy_runtime::gate::NETWORK.to_string()),
-            other => Err(format!(
-                "--allow: unknown tool `{other}` (use edit, write, bash, task, network)"
-            )),
+        .map(|a| {
+            let word = a.trim();
+            if word.eq_ignore_ascii_case(canopy_runtime::gate::NETWORK) {
+                return Ok(canopy_runtime::gate::NETWORK.to_string());
+            }
+            registry::approvable_tool(word)
+                .map(|t| t.name)
+                .ok_or_else(|| {
+                    let known: Vec<String> = registry::approvable_tools()
+                        .into_iter()
+                        .map(|t| t.name.to_ascii_lowercase())
+                        .chain([canopy_runtime::gate::NETWORK.to_string()])
+                        .collect();
+                    format!(
+                        "--allow: unknown tool `{}` (use {})",
+                        word.to_ascii_lowercase(),
+                        known.join(", ")
+                    )
+                })
         })
         .collect()
 }
@@ -444,4 +456,31 @@ async fn models_check() -> Result<ExitCode, String> {
     } else {
         ExitCode::from(1)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(w: &[&str]) -> Vec<String> {
+        w.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn allow_names_the_tools_the_gate_asks_about_and_network() {
+        assert_eq!(
+            allowed_tools(&words(&["edit", " Write", "BASH", "task", "Network"])),
+            Ok(words(&["Edit", "Write", "Bash", "Task", "network"]))
+        );
+    }
+
+    #[test]
+    fn allow_refuses_a_read_tool_since_its_kind_is_never_asked_about() {
+        let err = allowed_tools(&words(&["bash", "Read"])).unwrap_err();
+        assert_eq!(
+            err,
+            "--allow: unknown tool `read` (use edit, write, bash, task, network)"
+        );
+        assert!(allowed_tools(&words(&["grep"])).is_err());
+    }
 }

@@ -83,6 +83,23 @@ pub fn policy_row(tool: &str, kind: ToolKind) -> Option<PolicyRow> {
     }
 }
 
+/// The known tools a person may allow ahead of time (the CLI's `--allow`): those whose kind the
+/// policy has a row for, so the gate asks about them. A read tool is never asked about, so it is
+/// not among them whatever its name.
+pub fn approvable_tools() -> Vec<ToolInfo> {
+    known_tools()
+        .into_iter()
+        .filter(|t| policy_row(&t.name, t.kind).is_some())
+        .collect()
+}
+
+/// The approvable tool `word` names, in any case (`bash` for `Bash`).
+pub fn approvable_tool(word: &str) -> Option<ToolInfo> {
+    approvable_tools()
+        .into_iter()
+        .find(|t| t.name.eq_ignore_ascii_case(word))
+}
+
 /// `TOOL_KINDS` for the UI: the kind of every known tool, so views draw a call by what it does.
 /// A name it does not hold (a tool from an MCP server) is external.
 pub fn typescript_declarations() -> String {
@@ -155,5 +172,27 @@ mod tests {
         // An MCP tool that happens to be called "Edit" has no row: it is asked about.
         assert_eq!(policy_row("Edit", ToolKind::External), None);
         assert_eq!(policy_row("Read", ToolKind::Read), None);
+    }
+
+    #[test]
+    fn approvable_tools_are_those_the_kind_gives_a_policy_row() {
+        let names: Vec<String> = approvable_tools().into_iter().map(|t| t.name).collect();
+        assert_eq!(names, ["Edit", "Write", "Bash", "Task"]);
+        assert_eq!(
+            approvable_tool("bash").map(|t| (t.name, t.kind)),
+            Some(("Bash".to_string(), ToolKind::Execute))
+        );
+        assert_eq!(
+            approvable_tool("TASK").map(|t| t.kind),
+            Some(ToolKind::Delegate)
+        );
+        // Known tools whose kind needs no approval cannot be allowed: the kind decides, not the name.
+        for t in known_tools() {
+            let row = policy_row(&t.name, t.kind);
+            assert_eq!(approvable_tool(&t.name).is_some(), row.is_some(), "{t:?}");
+        }
+        assert_eq!(approvable_tool("read"), None);
+        assert_eq!(approvable_tool("todowrite"), None);
+        assert_eq!(approvable_tool("network"), None);
     }
 }

@@ -18,6 +18,10 @@ use crate::script::{Fault, Rule, Script, ScriptUsage, Turn};
 use crate::wire::{self, Api, OutCall, Rendered, RequestView};
 use crate::RecordedRequest;
 
+mod ollama;
+
+use ollama::{ollama_show, ollama_tags, ollama_version};
+
 /// Shared state of one server.
 pub(crate) struct Shared {
     pub script: Script,
@@ -184,76 +188,6 @@ async fn ollama_chat(
         return StatusCode::NOT_FOUND.into_response();
     }
     handle(shared, Api::Ollama, "/api/chat", headers, body).await
-}
-
-fn ollama_not_found(shared: &Shared) -> Option<Response> {
-    shared
-        .script
-        .ollama_models
-        .is_empty()
-        .then(|| StatusCode::NOT_FOUND.into_response())
-}
-
-async fn ollama_version(State(shared): State<Arc<Shared>>) -> Response {
-    if let Some(r) = ollama_not_found(&shared) {
-        return r;
-    }
-    json_response(StatusCode::OK, serde_json::json!({"version": "0.12.6"}))
-}
-
-async fn ollama_tags(State(shared): State<Arc<Shared>>) -> Response {
-    if let Some(r) = ollama_not_found(&shared) {
-        return r;
-    }
-    let models: Vec<Value> = shared
-        .script
-        .ollama_models
-        .iter()
-        .map(|(name, m)| {
-            serde_json::json!({"name": name, "model": name, "size": 4_683_087_332u64,
-            "details": {"format": "gguf", "family": m.architecture}})
-        })
-        .collect();
-    json_response(StatusCode::OK, serde_json::json!({ "models": models }))
-}
-
-async fn ollama_show(State(shared): State<Arc<Shared>>, body: Bytes) -> Response {
-    if let Some(r) = ollama_not_found(&shared) {
-        return r;
-    }
-    let name = serde_json::from_slice::<Value>(&body)
-        .ok()
-        .and_then(|v| {
-            v.get("model")
-                .or_else(|| v.get("name"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
-        .unwrap_or_default();
-    match shared.script.ollama_models.get(&name) {
-        None => json_response(
-            StatusCode::NOT_FOUND,
-            serde_json::json!({"error": format!("model '{name}' not found")}),
-        ),
-        Some(m) => {
-            let mut info = serde_json::Map::new();
-            info.insert("general.architecture".into(), m.architecture.clone().into());
-            info.insert(
-                format!("{}.context_length", m.architecture),
-                m.context_length.into(),
-            );
-            info.insert(
-                format!("{}.embedding_length", m.architecture),
-                3584u64.into(),
-            );
-            json_response(
-                StatusCode::OK,
-                serde_json::json!({"modelfile": "", "parameters": "", "template": "{{ .Prompt }}",
-                    "details": {"format": "gguf", "family": m.architecture},
-                    "model_info": info, "capabilities": ["completion", "tools"]}),
-            )
-        }
-    }
 }
 
 /// The context Ollama runs `model` with: `num_ctx` when the request sets it (capped at the

@@ -8,6 +8,10 @@ use ts_rs::TS;
 use crate::message::{FinishReason, ModelSlot, ProviderKind, ToolCall, Usage};
 use crate::result::SubagentResult;
 
+mod budget;
+
+pub use budget::{BudgetKind, BudgetUsage, Budgets};
+
 /// Version of the trace schema written in every record's `v` field.
 pub const TRACE_SCHEMA_VERSION: u32 = 1;
 
@@ -95,46 +99,6 @@ pub struct ModelInfo {
     pub model_id: String,
     /// Endpoint base URL.
     pub base_url: String,
-}
-
-/// Hard limits on one agent session's run, enforced by the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct Budgets {
-    /// Model calls allowed (one step = one model call).
-    pub max_steps: u32,
-    /// Input tokens allowed in any single request.
-    pub max_context_tokens: u64,
-    /// Input + output tokens allowed across the run (own calls only).
-    pub max_total_tokens: u64,
-    /// Wall time allowed, milliseconds.
-    pub max_wall_time_ms: u64,
-}
-
-/// How much of each budget has been used so far.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
-pub struct BudgetUsage {
-    /// Model calls made.
-    pub steps: u32,
-    /// Input tokens of the latest request (the current context size).
-    pub context_tokens: u64,
-    /// Input + output tokens of all calls so far.
-    pub total_tokens: u64,
-    /// Milliseconds since the run started.
-    pub wall_time_ms: u64,
-}
-
-/// Names one of the four budgets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "snake_case")]
-pub enum BudgetKind {
-    /// `max_steps`.
-    Steps,
-    /// `max_context_tokens`.
-    ContextTokens,
-    /// `max_total_tokens`.
-    TotalTokens,
-    /// `max_wall_time_ms`.
-    WallTime,
 }
 
 /// Why an agent's run ended. A closed set: every run ends with exactly one.
