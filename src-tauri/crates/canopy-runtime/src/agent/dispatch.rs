@@ -102,11 +102,12 @@ pub(crate) async fn run_tools(
 
 /// How long a cancelled tool may take to stop by itself before it is abandoned. Tools that watch
 /// the token (Bash, Grep, Glob) stop well within it; a tool blocked in the kernel (a Read of a FIFO,
-/// a hung network mount) is dropped so a cancel or a deadline is never held up by it.
-pub(crate) const TOOL_CANCEL_GRACE: Duration = Duration::from_secs(2);
-/// A `Task` call gets longer: its child must end its own tool calls (each with the grace above) and
-/// record its end before the parent moves on.
-pub(crate) const TASK_CANCEL_GRACE: Duration = Duration::from_secs(6);
+/// a hung network mount) is dropped so a cancel or a deadline is never held up by it. Short enough
+/// that a run still ends within 2 s of a cancel.
+pub(crate) const TOOL_CANCEL_GRACE: Duration = Duration::from_millis(1_500);
+/// A `Task` call gets no longer: its child runs on its own task, so when the parent stops waiting
+/// the child still ends its own tool calls (each with the grace above) and records its end.
+pub(crate) const TASK_CANCEL_GRACE: Duration = TOOL_CANCEL_GRACE;
 
 /// Runs a tool, but once `cancel` fires gives it only `grace` to finish; after that the call is
 /// abandoned as cancelled. Dropping the future is safe: Bash kills its process group on drop, and a
