@@ -413,4 +413,39 @@ mod tests {
         );
         assert!(verdict.unwrap_err().contains("reasons"));
     }
+
+    #[tokio::test]
+    async fn a_cancelled_check_stops_between_references_and_inside_a_file() {
+        let dir = project();
+        let answer = r#"{"status":"completed","summary":"s","evidence":["src/auth.rs:2"]}"#;
+        let token = CancellationToken::new();
+        let checked = validate_cancellable(
+            ResultContract::Explore,
+            answer.into(),
+            dir.path().to_path_buf(),
+            &token,
+        )
+        .await;
+        assert_eq!(
+            checked.unwrap().unwrap().evidence[0].state,
+            EvidenceState::Valid
+        );
+        token.cancel();
+        let checked = validate_cancellable(
+            ResultContract::Explore,
+            answer.into(),
+            dir.path().to_path_buf(),
+            &token,
+        )
+        .await;
+        assert!(checked.is_none(), "a cancelled check gives no result");
+        // The blocking part looks at the token itself, so it does not read on after the cancel.
+        let looks = std::cell::Cell::new(0);
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 1
+        };
+        assert!(validate_until(ResultContract::Explore, answer, dir.path(), &stop).is_none());
+        assert!(check_evidence_until("src/auth.rs:2", dir.path(), &|| true).is_none());
+    }
 }

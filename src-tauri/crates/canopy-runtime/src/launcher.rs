@@ -167,17 +167,20 @@ pub(crate) async fn launch(
     // grace (a child tool stuck in the kernel) stops waiting, while the child still records its
     // own end; `MainSession::run` waits a bounded time for such children before it returns.
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let (run_ctx, run_token, run_rt, run_id) = (
+    let (run_ctx, run_token, run_rt, run_session) = (
         child.clone(),
         token.clone(),
         parent.runtime.clone(),
         child_session_id.clone(),
     );
-    parent.runtime.keep_detached(tokio::spawn(async move {
-        let outcome = run_child(&run_ctx, prompt, run_token).await;
-        run_rt.unregister(&run_id);
-        let _ = tx.send(outcome);
-    }));
+    parent.runtime.keep_detached(
+        parent.trace.run_id(),
+        tokio::spawn(async move {
+            let outcome = run_child(&run_ctx, prompt, run_token).await;
+            run_rt.unregister(&run_session);
+            let _ = tx.send(outcome);
+        }),
+    );
     let Ok(outcome) = rx.await else {
         return not_started(
             "the subagent stopped without an outcome".into(),

@@ -139,9 +139,9 @@ pub struct Runtime {
     /// Sessions that can be cancelled by id. A subagent still waiting for a parallelism slot has
     /// a token but no context yet.
     live: Mutex<HashMap<String, LiveEntry>>,
-    /// Subagent runs on their own tasks, kept so a session can wait for their trace ends after a
-    /// parent stopped waiting for them.
-    detached: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    /// Subagent runs on their own tasks, with the id of the run they belong to, kept so a session
+    /// can wait for their trace ends after a parent stopped waiting for them.
+    detached: Mutex<Vec<(String, tokio::task::JoinHandle<()>)>>,
 }
 
 /// How long [`MainSession::run`] waits, after its run ended, for subagents it stopped waiting for
@@ -369,19 +369,28 @@ impl Runtime {
         }
     }
 
-    /// Keeps a subagent's task until it ends (finished ones are dropped as new ones come).
-    fn keep_detached(&self, handle: tokio::task::JoinHandle<()>) {
+    /// Keeps a subagent's task of run `run_id` until it ends (finished ones are dropped as new
+    /// ones come).
+    fn keep_detached(&self, run_id: String, handle: tokio::task::JoinHandle<()>) {
         if let Ok(mut d) = self.detached.lock() {
-            d.retain(|h| !h.is_finished());
-            d.push(handle);
+            d.retain(|(_, h)| !h.is_finished());
+            d.push((run_id, handle));
         }
     }
 
-    /// Waits up to `limit` for every subagent task still running to end, so a host that exits
-    /// after a run does not cut off a child's trace end.
-    async fn settle_detached(&self, limit: Duration) {
+    /// Waits up to `limit` for the subagent tasks of run `run_id` still running to end, so a host
+    /// that exits after a run does not cut off a child's trace end. Other sessions' children
+    /// (sharing this runtime) are not waited for.
+    async fn settle_detached(&self, run_id: &str, limit: Duration) {
         let pending: Vec<_> = match self.detached.lock() {
-            Ok(mut d) => d.drain(..).filter(|h| !h.is_finished()).collect(),
+            Ok(mut d) => {
+                let (mine, rest): (Vec<_>, Vec<_>) = d.drain(..).partition(|(r, _)| r == run_id);
+                *d = rest;
+                mine.into_iter()
+                    .map(|(_, h)| h)
+                    .filter(|h| !h.is_finished())
+                    .collect()
+            }
             Err(_) => return,
         };
         if pending.is_empty() {
@@ -449,7 +458,7 @@ impl MainSession {
         runtime.unregister(&self.ctx.session_id);
         // The run has ended (its trace says so); a child it stopped waiting for after a cancel
         // may still be writing its own end.
-        runtime.settle_detached(DETACHED_SETTLE).await;
+        runtime.settle_detached(&run_id, DETACHED_SETTLE).await;
         // Hosts print these (the CLI to stdout, into CI logs): a key the model quoted must not
         // reach them any more than it reaches the trace.
         Ok(RunOutcome {
