@@ -172,6 +172,14 @@ async fn a_cancel_during_a_task_whose_child_has_a_stuck_tool() {
     assert_eq!(children.len(), 1);
     assert_cancelled_within_2s(&ran, &children[0]);
     assert!(rt.live_sessions().is_empty());
+    // The child abandoned its tool within the parent's Task grace, so the parent heard its end.
+    let heard = ran.find(&ran.root, |e| match e {
+        TraceEvent::SubagentCancelled {
+            child_session_id, ..
+        } => Some(child_session_id.clone()),
+        _ => None,
+    });
+    assert_eq!(heard.as_deref(), Some(children[0].as_str()));
 }
 
 /// Before the fix the evidence check could not be interrupted: a child whose answer cites a big

@@ -288,10 +288,15 @@ fn check_evidence_until(
     let mut reader = std::io::BufReader::new(file).take(EVIDENCE_READ_CAP);
     let mut buf = Vec::new();
     let mut number = 0u32;
+    let mut until_look = 0u32;
     while number < last {
-        if number % STOP_CHECK_LINES == 0 && stop() {
-            return None;
+        if until_look == 0 {
+            if stop() {
+                return None;
+            }
+            until_look = STOP_CHECK_LINES;
         }
+        until_look -= 1;
         buf.clear();
         match std::io::BufRead::read_until(&mut reader, b'\n', &mut buf) {
             Ok(0) | Err(_) => break,
