@@ -571,3 +571,53 @@ impl canopy_tools::Tool for ScriptedTool {
         })
     }
 }
+
+/// Milliseconds from the root's `cancel_requested` to `session`'s `run_ended`, by the trace's own
+/// clock (what a person reading the trace would measure). Panics when either is missing.
+#[track_caller]
+pub fn cancel_to_end_ms(ran: &Ran, session: &str) -> u64 {
+    let asked = ran
+        .of(&ran.root)
+        .into_iter()
+        .find(|r| matches!(r.event, TraceEvent::CancelRequested { .. }))
+        .expect("the root recorded cancel_requested")
+        .ts_ms;
+    let ended = ran
+        .of(session)
+        .into_iter()
+        .rev()
+        .find(|r| matches!(r.event, TraceEvent::RunEnded { .. }))
+        .expect("the session recorded run_ended")
+        .ts_ms;
+    ended.saturating_sub(asked)
+}
+
+/// Asserts that `session`'s trace ends `run_ended` `cancelled` within 2 s of the root's cancel, in
+/// the live stream and in its file on disk.
+#[track_caller]
+pub fn assert_cancelled_within_2s(ran: &Ran, session: &str) {
+    assert_eq!(
+        ran.ended_as(session),
+        Some(TerminalReason::Cancelled),
+        "{session} did not end cancelled: {:?}",
+        ran.events(session).last()
+    );
+    let took = cancel_to_end_ms(ran, session);
+    assert!(took < 2_000, "{session} ended {took} ms after the cancel");
+    let file = ran.trace_dir.join(format!("{session}.jsonl"));
+    let text = std::fs::read_to_string(&file).expect("read the trace file");
+    let last: TraceRecord = serde_json::from_str(text.lines().last().expect("a record"))
+        .expect("the last line is a record");
+    assert!(
+        matches!(
+            last.event,
+            TraceEvent::RunEnded {
+                terminal_reason: TerminalReason::Cancelled,
+                ..
+            }
+        ),
+        "{} ends with {:?}",
+        file.display(),
+        last.event
+    );
+}

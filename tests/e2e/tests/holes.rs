@@ -57,7 +57,8 @@ async fn a_cancel_stops_a_run_whose_tool_is_blocked() {
         started.elapsed()
     );
     assert_eq!(tool_end_status(&ran, "Read"), Some(ToolStatus::Cancelled));
-    assert_eq!(ran.ended_as(&ran.root), Some(TerminalReason::Cancelled));
+    // The tool's grace is short enough that the run still ends within 2 s of the cancel.
+    assert_cancelled_within_2s(&ran, &ran.root);
 }
 
 #[tokio::test]
@@ -652,4 +653,5 @@ async fn a_cancel_during_the_compaction_after_context_length_exceeded_ends_cance
         })
         .await;
     assert_eq!(ran.outcome.terminal_reason, TerminalReason::Cancelled);
+    assert_cancelled_within_2s(&ran, &ran.root);
 }

@@ -8,6 +8,7 @@ use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResu
 use canopy_tools::paths::{self, Access};
 use canopy_tools::ToolError;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::profiles::ResultContract;
 
@@ -23,6 +24,52 @@ pub fn validate(
     text: &str,
     project_root: &Path,
 ) -> Result<SubagentResult, String> {
+    validate_until(contract, text, project_root, &|| false)
+        .unwrap_or_else(|| Err("the result check was stopped".into()))
+}
+
+/// [`validate`] that gives up (`None`) as soon as `stop` says so: between evidence references and
+/// while reading a cited file, since a hundred references into a big file take seconds of disk
+/// reads and a cancel must not wait for them.
+fn validate_until(
+    contract: ResultContract,
+    text: &str,
+    project_root: &Path,
+    stop: &dyn Fn() -> bool,
+) -> Option<Result<SubagentResult, String>> {
+    match parse_and_check(contract, text, project_root, stop) {
+        Err(Stopped::Yes) => None,
+        Err(Stopped::No(e)) => Some(Err(e)),
+        Ok(v) => Some(Ok(v)),
+    }
+}
+
+/// Why [`parse_and_check`] returned no result.
+enum Stopped {
+    /// `stop` fired.
+    Yes,
+    /// The answer broke the contract (the message for the model).
+    No(String),
+}
+
+impl From<String> for Stopped {
+    fn from(e: String) -> Self {
+        Stopped::No(e)
+    }
+}
+
+impl From<&str> for Stopped {
+    fn from(e: &str) -> Self {
+        Stopped::No(e.to_string())
+    }
+}
+
+fn parse_and_check(
+    contract: ResultContract,
+    text: &str,
+    project_root: &Path,
+    stop: &dyn Fn() -> bool,
+) -> Result<SubagentResult, Stopped> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err("the final answer was empty; reply with exactly one JSON object".into());
@@ -81,7 +128,8 @@ pub fn validate(
                 Some(other) => {
                     return Err(format!(
                         "`status` must be \"completed\" or \"partial\", not {other:?}"
-                    ))
+                    )
+                    .into())
                 }
                 None => return Err("`status` is missing; use \"completed\" or \"partial\"".into()),
             };
@@ -96,7 +144,8 @@ pub fn validate(
                 other => {
                     return Err(format!(
                         "`verdict` must be one of PASS, FAIL, PARTIAL, UNVERIFIED, not {other:?}"
-                    ))
+                    )
+                    .into())
                 }
             };
             let reasons = string_list("reasons")?;
@@ -112,23 +161,31 @@ pub fn validate(
         findings,
         evidence: evidence_raw
             .iter()
-            .map(|e| check_evidence(e, project_root))
-            .collect(),
+            .map(|e| check_evidence_until(e, project_root, stop).ok_or(Stopped::Yes))
+            .collect::<Result<Vec<_>, _>>()?,
         unresolved_questions: unresolved,
         verdict,
         reasons,
     })
 }
 
-/// [`validate`] off the async workers: the evidence check reads files.
-pub async fn validate_blocking(
+/// [`validate`] off the async workers (the evidence check reads files), abandoned when `cancel`
+/// fires: `None` then. The blocking check watches the token too, so it stops soon after.
+pub async fn validate_cancellable(
     contract: ResultContract,
     text: String,
     project_root: PathBuf,
-) -> Result<SubagentResult, String> {
-    tokio::task::spawn_blocking(move || validate(contract, &text, &project_root))
-        .await
-        .unwrap_or_else(|e| Err(format!("the result check failed: {e}")))
+    cancel: &CancellationToken,
+) -> Option<Result<SubagentResult, String>> {
+    let stop = cancel.clone();
+    let check = tokio::task::spawn_blocking(move || {
+        validate_until(contract, &text, &project_root, &|| stop.is_cancelled())
+    });
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        r = check => r.unwrap_or_else(|e| Some(Err(format!("the result check failed: {e}")))),
+    }
 }
 
 /// Parses `path:line` or `path:start-end` (a leading `./` and a trailing `:col` are tolerated).
@@ -163,15 +220,37 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
 
 /// Checks one reference against the project.
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
+    check_evidence_until(raw, project_root, &|| false).unwrap_or_else(|| CheckedEvidence {
+        raw: raw.to_string(),
+        path: raw.to_string(),
+        line: 0,
+        end_line: None,
+        state: EvidenceState::Unparseable,
+        text: None,
+    })
+}
+
+/// How many lines of a cited file are read between two looks at `stop`.
+const STOP_CHECK_LINES: u32 = 4096;
+
+/// [`check_evidence`] that gives up (`None`) when `stop` says so while reading the file.
+fn check_evidence_until(
+    raw: &str,
+    project_root: &Path,
+    stop: &dyn Fn() -> bool,
+) -> Option<CheckedEvidence> {
+    if stop() {
+        return None;
+    }
     let Some((path, line, end_line)) = parse_reference(raw) else {
-        return CheckedEvidence {
+        return Some(CheckedEvidence {
             raw: raw.to_string(),
             path: raw.to_string(),
             line: 0,
             end_line: None,
             state: EvidenceState::Unparseable,
             text: None,
-        };
+        });
     };
     let mut out = CheckedEvidence {
         raw: raw.to_string(),
@@ -186,11 +265,11 @@ pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
         Ok(resolved) => resolved,
         Err(ToolError::OutsideProject(_)) => {
             out.state = EvidenceState::OutsideProject;
-            return out;
+            return Some(out);
         }
         Err(_) => {
             out.state = EvidenceState::MissingFile;
-            return out;
+            return Some(out);
         }
     };
     out.path = resolved.display;
@@ -199,17 +278,25 @@ pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
     // cited FIFO or a multi-gigabyte file must not hang or bloat the host.
     if !std::fs::metadata(&resolved).is_ok_and(|m| m.is_file()) {
         out.state = EvidenceState::MissingFile;
-        return out;
+        return Some(out);
     }
     let Ok(file) = std::fs::File::open(&resolved) else {
         out.state = EvidenceState::MissingFile;
-        return out;
+        return Some(out);
     };
     let last = end_line.unwrap_or(line).max(line);
     let mut reader = std::io::BufReader::new(file).take(EVIDENCE_READ_CAP);
     let mut buf = Vec::new();
     let mut number = 0u32;
+    let mut until_look = 0u32;
     while number < last {
+        if until_look == 0 {
+            if stop() {
+                return None;
+            }
+            until_look = STOP_CHECK_LINES;
+        }
+        until_look -= 1;
         buf.clear();
         match std::io::BufRead::read_until(&mut reader, b'\n', &mut buf) {
             Ok(0) | Err(_) => break,
@@ -231,7 +318,7 @@ pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
         out.state = EvidenceState::LineOutOfRange;
         out.text = None;
     }
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -330,5 +417,40 @@ mod tests {
             dir.path(),
         );
         assert!(verdict.unwrap_err().contains("reasons"));
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_check_stops_between_references_and_inside_a_file() {
+        let dir = project();
+        let answer = r#"{"status":"completed","summary":"s","evidence":["src/auth.rs:2"]}"#;
+        let token = CancellationToken::new();
+        let checked = validate_cancellable(
+            ResultContract::Explore,
+            answer.into(),
+            dir.path().to_path_buf(),
+            &token,
+        )
+        .await;
+        assert_eq!(
+            checked.unwrap().unwrap().evidence[0].state,
+            EvidenceState::Valid
+        );
+        token.cancel();
+        let checked = validate_cancellable(
+            ResultContract::Explore,
+            answer.into(),
+            dir.path().to_path_buf(),
+            &token,
+        )
+        .await;
+        assert!(checked.is_none(), "a cancelled check gives no result");
+        // The blocking part looks at the token itself, so it does not read on after the cancel.
+        let looks = std::cell::Cell::new(0);
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 1
+        };
+        assert!(validate_until(ResultContract::Explore, answer, dir.path(), &stop).is_none());
+        assert!(check_evidence_until("src/auth.rs:2", dir.path(), &|| true).is_none());
     }
 }

@@ -163,9 +163,32 @@ pub(crate) async fn launch(
     // stopped one subagent) is still checked, since its parent carries on with what it did.
     let before = snapshot(parent, cancel).await;
     let started = Instant::now();
-    let outcome = run_child(&child, prompt, token.clone()).await;
+    // The child runs on its own task: a parent whose Task call is abandoned after its cancel
+    // grace (a child tool stuck in the kernel) stops waiting, while the child still records its
+    // own end; `MainSession::run` waits a bounded time for such children before it returns.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (run_ctx, run_token, run_rt, run_session) = (
+        child.clone(),
+        token.clone(),
+        parent.runtime.clone(),
+        child_session_id.clone(),
+    );
+    parent.runtime.keep_detached(
+        parent.trace.run_id(),
+        tokio::spawn(async move {
+            let outcome = run_child(&run_ctx, prompt, run_token).await;
+            run_rt.unregister(&run_session);
+            let _ = tx.send(outcome);
+        }),
+    );
+    let Ok(outcome) = rx.await else {
+        return not_started(
+            "the subagent stopped without an outcome".into(),
+            TerminalReason::ModelError,
+            ToolError::Failed("the subagent stopped without an outcome".into()),
+        );
+    };
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    parent.runtime.unregister(&child_session_id);
     drop(permit);
     // When the whole tree is cancelled the walk is not waited for: it can take a second on a big
     // tree, and a cancel (or the parent's deadline) must not.

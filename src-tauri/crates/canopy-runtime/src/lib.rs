@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use canopy_protocol::{
     AgentKind, Budgets, Message, ModelInfo, ModelSlot, PermissionMode, SandboxMode, SecretString,
@@ -138,7 +139,14 @@ pub struct Runtime {
     /// Sessions that can be cancelled by id. A subagent still waiting for a parallelism slot has
     /// a token but no context yet.
     live: Mutex<HashMap<String, LiveEntry>>,
+    /// Subagent runs on their own tasks, with the id of the run they belong to, kept so a session
+    /// can wait for their trace ends after a parent stopped waiting for them.
+    detached: Mutex<Vec<(String, tokio::task::JoinHandle<()>)>>,
 }
+
+/// How long [`MainSession::run`] waits, after its run ended, for subagents it stopped waiting for
+/// to record their own ends (each ends its stuck tools within the tool grace).
+const DETACHED_SETTLE: Duration = Duration::from_secs(5);
 
 /// How a main session is started.
 pub struct SessionOptions {
@@ -201,6 +209,7 @@ impl Runtime {
             withheld,
             withheld_for_subagents,
             live: Mutex::new(HashMap::new()),
+            detached: Mutex::new(Vec::new()),
         })
     }
 
@@ -360,6 +369,36 @@ impl Runtime {
         }
     }
 
+    /// Keeps a subagent's task of run `run_id` until it ends (finished ones are dropped as new
+    /// ones come).
+    fn keep_detached(&self, run_id: String, handle: tokio::task::JoinHandle<()>) {
+        if let Ok(mut d) = self.detached.lock() {
+            d.retain(|(_, h)| !h.is_finished());
+            d.push((run_id, handle));
+        }
+    }
+
+    /// Waits up to `limit` for the subagent tasks of run `run_id` still running to end, so a host
+    /// that exits after a run does not cut off a child's trace end. Other sessions' children
+    /// (sharing this runtime) are not waited for.
+    async fn settle_detached(&self, run_id: &str, limit: Duration) {
+        let pending: Vec<_> = match self.detached.lock() {
+            Ok(mut d) => {
+                let (mine, rest): (Vec<_>, Vec<_>) = d.drain(..).partition(|(r, _)| r == run_id);
+                *d = rest;
+                mine.into_iter()
+                    .map(|(_, h)| h)
+                    .filter(|h| !h.is_finished())
+                    .collect()
+            }
+            Err(_) => return,
+        };
+        if pending.is_empty() {
+            return;
+        }
+        let _ = tokio::time::timeout(limit, futures::future::join_all(pending)).await;
+    }
+
     /// Makes a subagent that is not running yet (waiting for a slot) cancellable by its id.
     fn register_pending(&self, session_id: &str, token: CancellationToken) {
         if let Ok(mut m) = self.live.lock() {
@@ -417,6 +456,9 @@ impl MainSession {
         let runtime = self.ctx.runtime.clone();
         let outcome = agent::run_main(&self.ctx, &mut history, prompt, token).await;
         runtime.unregister(&self.ctx.session_id);
+        // The run has ended (its trace says so); a child it stopped waiting for after a cancel
+        // may still be writing its own end.
+        runtime.settle_detached(&run_id, DETACHED_SETTLE).await;
         // Hosts print these (the CLI to stdout, into CI logs): a key the model quoted must not
         // reach them any more than it reaches the trace.
         Ok(RunOutcome {

@@ -102,11 +102,14 @@ pub(crate) async fn run_tools(
 
 /// How long a cancelled tool may take to stop by itself before it is abandoned. Tools that watch
 /// the token (Bash, Grep, Glob) stop well within it; a tool blocked in the kernel (a Read of a FIFO,
-/// a hung network mount) is dropped so a cancel or a deadline is never held up by it.
-pub(crate) const TOOL_CANCEL_GRACE: Duration = Duration::from_secs(2);
-/// A `Task` call gets longer: its child must end its own tool calls (each with the grace above) and
-/// record its end before the parent moves on.
-pub(crate) const TASK_CANCEL_GRACE: Duration = Duration::from_secs(6);
+/// a hung network mount) is dropped so a cancel or a deadline is never held up by it. Short enough
+/// that a run still ends within 2 s of a cancel.
+pub(crate) const TOOL_CANCEL_GRACE: Duration = Duration::from_millis(1_200);
+/// A `Task` call gets a little longer, so a child that abandons its own stuck tool (after the grace
+/// above) still hands its end to the parent, which records `subagent_cancelled`; past it the parent
+/// stops waiting (still within 2 s of the cancel). The child runs on its own task, so it still
+/// records its own end after that.
+pub(crate) const TASK_CANCEL_GRACE: Duration = Duration::from_millis(1_700);
 
 /// Runs a tool, but once `cancel` fires gives it only `grace` to finish; after that the call is
 /// abandoned as cancelled. Dropping the future is safe: Bash kills its process group on drop, and a

@@ -345,9 +345,17 @@ pub(crate) async fn run_loop(
                 error: None,
             };
         }
-        match contract::validate_blocking(contract_kind, text.clone(), ctx.project_root.clone())
-            .await
-        {
+        let checked = contract::validate_cancellable(
+            contract_kind,
+            text.clone(),
+            ctx.project_root.clone(),
+            cancel,
+        )
+        .await;
+        let Some(checked) = checked else {
+            return Ending::reason(TerminalReason::Cancelled, None);
+        };
+        match checked {
             Ok(result) => {
                 return Ending {
                     reason: TerminalReason::Completed,
@@ -441,13 +449,17 @@ pub(crate) async fn final_call(
                     error: None,
                 };
             }
-            match contract::validate_blocking(
+            let checked = contract::validate_cancellable(
                 ctx.profile.contract(),
                 resp.text.clone(),
                 ctx.project_root.clone(),
+                cancel,
             )
-            .await
-            {
+            .await;
+            let Some(checked) = checked else {
+                return Ending::reason(TerminalReason::Cancelled, None);
+            };
+            match checked {
                 Ok(mut result) => {
                     result.status = canopy_protocol::ResultStatus::Partial;
                     Ending {
