@@ -22,14 +22,48 @@ const RECORDS = Number(process.env.BENCH_RECORDS ?? 100000);
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 50);
 const log = (...a) => console.log('bench-history:', ...a);
 
-/** ui/src/lib/reducer.ts as a plain script defining `window.__benchReducer` (its imports are types only). */
+/**
+ * ui/src/lib/reducer.ts as a plain script defining `window.__benchReducer`, with the modules it imports
+ * (relative `.ts` files: the tool kinds, the generated constants) transpiled alongside and linked by a
+ * small CommonJS loader, so the page runs the UI's real reducer whatever it imports from the UI's own code.
+ */
 function reducerScript() {
   const require = createRequire(path.join(repoRoot, 'ui', 'package.json'));
   const ts = require('typescript');
-  const src = fs.readFileSync(path.join(repoRoot, 'ui', 'src', 'lib', 'reducer.ts'), 'utf8');
-  const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
-  if (/\brequire\(/.test(js)) throw new Error('reducer.ts now imports runtime code; the bench would need a bundler to inject it');
-  return `(function (exports) { ${js}\n })(window.__benchReducer = {});`;
+  const lib = path.join(repoRoot, 'ui', 'src', 'lib');
+  const modules = new Map(); // absolute path → transpiled CommonJS
+  const load = (file) => {
+    if (modules.has(file)) return;
+    const src = fs.readFileSync(file, 'utf8');
+    const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022 } }).outputText;
+    modules.set(file, js);
+    for (const [, spec] of js.matchAll(/\brequire\("([^"]+)"\)/g)) {
+      if (!spec.startsWith('.')) throw new Error(`reducer.ts imports the package "${spec}" at run time; the bench injects only the UI's own modules`);
+      load(path.resolve(path.dirname(file), spec.endsWith('.ts') ? spec : `${spec}.ts`));
+    }
+  };
+  const entry = path.join(lib, 'reducer.ts');
+  load(entry);
+  const defs = [...modules].map(([file, js]) => `${JSON.stringify(file)}: function (exports, require) { ${js}\n }`).join(',\n');
+  return `(function () {
+  const defs = {${defs}};
+  const cache = {};
+  const dirname = (f) => f.slice(0, f.lastIndexOf('/'));
+  const resolve = (from, spec) => {
+    const parts = (dirname(from) + '/' + spec).split('/');
+    const out = [];
+    for (const p of parts) { if (p === '..') out.pop(); else if (p !== '.' && p !== '') out.push(p); }
+    const f = '/' + out.join('/');
+    return f.endsWith('.ts') ? f : f + '.ts';
+  };
+  const load = (file) => {
+    if (cache[file]) return cache[file];
+    const exports = (cache[file] = {});
+    defs[file](exports, (spec) => load(resolve(file, spec)));
+    return exports;
+  };
+  window.__benchReducer = load(${JSON.stringify(entry)});
+})();`;
 }
 
 /** Page-side probe: stamps the click on a history entry and the first frames in which the replay is shown. */
