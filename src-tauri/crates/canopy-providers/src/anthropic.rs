@@ -8,15 +8,15 @@
 use std::collections::BTreeMap;
 
 use async_trait::async_trait;
-use canopy_protocol::{FinishReason, Message, ProviderKind, ReasoningBlock, ToolCall, Usage};
+use canopy_protocol::{FinishReason, Message, ProviderKind, ReasoningBlock, ToolCall};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::call::{self, Accumulate};
 use crate::sse::{self, Failure};
 use crate::{
-    estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
-    ModelResponse, ProviderConfig, ProviderError, StreamDelta,
+    estimate_tokens, usage_or_estimate, ModelClient, ModelListing, ModelRequest, ModelResponse,
+    ProviderConfig, ProviderError, StreamDelta,
 };
 
 /// The smallest `budget_tokens` the API accepts.
@@ -473,22 +473,14 @@ impl Accumulate for Accumulator {
                 _ => 0,
             })
             .sum();
-        let usage = match (self.input_tokens, self.output_tokens) {
-            (Some(input_tokens), Some(output_tokens)) => Usage {
-                input_tokens,
-                output_tokens,
-                reasoning_tokens: reasoning_tokens.min(output_tokens),
-                estimated: false,
-            },
-            (input, output) => Usage {
-                input_tokens: input.unwrap_or_else(|| estimate_tokens(request_bytes)),
-                output_tokens: output.unwrap_or_else(|| {
-                    estimate_output_tokens(&self.text, &tool_calls) + reasoning_tokens
-                }),
-                reasoning_tokens,
-                estimated: true,
-            },
-        };
+        let usage = usage_or_estimate(
+            self.input_tokens,
+            self.output_tokens,
+            reasoning_tokens,
+            request_bytes,
+            &self.text,
+            &tool_calls,
+        );
         Ok(ModelResponse {
             reasoning,
             text: self.text,

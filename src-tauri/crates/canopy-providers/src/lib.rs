@@ -244,6 +244,45 @@ pub(crate) fn estimate_output_tokens(text: &str, tool_calls: &[ToolCall]) -> u64
     estimate_tokens(bytes)
 }
 
+/// The usage of a response: as reported when the server sent both counts (reasoning, estimated from
+/// its text where the API gives no count of its own, is part of the output), else an estimate of
+/// what is missing, marked `estimated`. One rule for every wire format that reports input and output
+/// separately (Anthropic, Ollama).
+pub(crate) fn usage_or_estimate(
+    input: Option<u64>,
+    output: Option<u64>,
+    reasoning_tokens: u64,
+    request_bytes: usize,
+    text: &str,
+    tool_calls: &[ToolCall],
+) -> Usage {
+    match (input, output) {
+        (Some(input_tokens), Some(output_tokens)) => Usage {
+            input_tokens,
+            output_tokens,
+            reasoning_tokens: reasoning_tokens.min(output_tokens),
+            estimated: false,
+        },
+        (input, output) => Usage {
+            input_tokens: input.unwrap_or_else(|| estimate_tokens(request_bytes)),
+            output_tokens: output
+                .unwrap_or_else(|| estimate_output_tokens(text, tool_calls) + reasoning_tokens),
+            reasoning_tokens,
+            estimated: true,
+        },
+    }
+}
+
+/// A tool result's text for wire formats with no error flag (Chat Completions, Ollama): a failed
+/// call says so in its content, so the model can tell.
+pub(crate) fn tool_result_text(content: &str, is_error: bool) -> String {
+    if is_error && !content.to_ascii_lowercase().starts_with("error") {
+        format!("Error: {content}")
+    } else {
+        content.to_string()
+    }
+}
+
 /// Gives every call of one response its own id. Approvals and begin/end trace events are keyed by
 /// id, so two calls sharing one (some servers reuse ids) would answer each other's approval. A
 /// repeat gets a `_2`, `_3`, … suffix that no other call of the response uses; an empty id gets a

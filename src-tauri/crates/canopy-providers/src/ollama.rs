@@ -6,7 +6,7 @@
 //! capped at that. Streaming there is newline-delimited JSON; tool calls arrive whole, with their
 //! arguments as an object and no ids.
 
-use canopy_protocol::{FinishReason, Message, ReasoningBlock, ToolCall, Usage};
+use canopy_protocol::{FinishReason, Message, ReasoningBlock, ToolCall};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -15,8 +15,8 @@ use crate::quirks::OllamaProbe;
 use crate::retry::with_retries;
 use crate::sse::{self, Failure};
 use crate::{
-    estimate_output_tokens, estimate_tokens, ModelListing, ModelRequest, ModelResponse,
-    ProviderConfig, ProviderError, StreamDelta,
+    estimate_tokens, tool_result_text, usage_or_estimate, ModelListing, ModelRequest,
+    ModelResponse, ProviderConfig, ProviderError, StreamDelta,
 };
 
 /// Models whose context length a listing looks up; more would make "List models" slow.
@@ -145,11 +145,7 @@ pub(crate) fn chat_body(request: &ModelRequest, model: &str, num_ctx: Option<u64
                 is_error,
                 ..
             } => {
-                let content = if *is_error && !content.to_ascii_lowercase().starts_with("error") {
-                    format!("Error: {content}")
-                } else {
-                    content.clone()
-                };
+                let content = tool_result_text(content, *is_error);
                 json!({"role": "tool", "tool_name": name, "content": content})
             }
         });
@@ -367,22 +363,14 @@ impl Accumulator {
             Some(other) => FinishReason::Other(other.to_string()),
         };
         let reasoning_tokens = estimate_tokens(self.thinking.len());
-        let usage = match (self.prompt_tokens, self.output_tokens) {
-            (Some(input_tokens), Some(output_tokens)) => Usage {
-                input_tokens,
-                output_tokens,
-                reasoning_tokens: reasoning_tokens.min(output_tokens),
-                estimated: false,
-            },
-            (input, output) => Usage {
-                input_tokens: input.unwrap_or_else(|| estimate_tokens(request_bytes)),
-                output_tokens: output.unwrap_or_else(|| {
-                    estimate_output_tokens(&self.text, &tool_calls) + reasoning_tokens
-                }),
-                reasoning_tokens,
-                estimated: true,
-            },
-        };
+        let usage = usage_or_estimate(
+            self.prompt_tokens,
+            self.output_tokens,
+            reasoning_tokens,
+            request_bytes,
+            &self.text,
+            &tool_calls,
+        );
         let reasoning = if self.thinking.is_empty() {
             Vec::new()
         } else {

@@ -17,8 +17,8 @@ use crate::call::{self, Accumulate};
 use crate::quirks::{self, Adaptation, OllamaProbe, TokenParam};
 use crate::sse::{self, Failure};
 use crate::{
-    estimate_output_tokens, estimate_tokens, ModelClient, ModelListing, ModelRequest,
-    ModelResponse, ProviderConfig, ProviderError, StreamDelta,
+    estimate_output_tokens, estimate_tokens, tool_result_text, ModelClient, ModelListing,
+    ModelRequest, ModelResponse, ProviderConfig, ProviderError, StreamDelta,
 };
 
 /// Chat Completions client.
@@ -122,12 +122,7 @@ pub(crate) fn request_body_with(
                 is_error,
                 ..
             } => {
-                // Chat Completions has no error flag; say it in the content so the model can tell.
-                let content = if *is_error && !content.to_ascii_lowercase().starts_with("error") {
-                    format!("Error: {content}")
-                } else {
-                    content.clone()
-                };
+                let content = tool_result_text(content, *is_error);
                 json!({"role": "tool", "tool_call_id": call_id, "content": content})
             }
         });
