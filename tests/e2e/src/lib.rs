@@ -565,10 +565,7 @@ impl canopy_tools::Tool for ScriptedTool {
         ctx: &canopy_tools::ToolContext,
     ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
         tokio::time::sleep(self.delay).await;
-        Ok(canopy_tools::ToolOutput {
-            content: (self.output)(&ctx.root),
-            todos: None,
-        })
+        Ok(canopy_tools::ToolOutput::text((self.output)(&ctx.root)))
     }
 }
 

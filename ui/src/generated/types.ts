@@ -105,6 +105,66 @@ export type ProviderKind = "openai" | "anthropic";
 export type ResultStatus = "completed" | "partial";
 export type Verdict = "PASS" | "FAIL" | "PARTIAL" | "UNVERIFIED";
 export type EvidenceState = "valid" | "missing_file" | "line_out_of_range" | "outside_project" | "unparseable";
+export type Provenance = "seen" | "file_seen" | "unseen";
+export type EvidenceTrust = "grounded" | "file_seen" | "unseen" | "quote_mismatch" | "stale" | "invalid";
+export type FileStamp = { 
+/**
+ * How many leading bytes of the file the hash covers: the whole file, unless a Read of a huge
+ * file stopped after the lines it asked for.
+ */
+bytes: number, 
+/**
+ * Whether `bytes` was the whole file, so a file that has grown since counts as changed.
+ */
+whole: boolean, 
+/**
+ * XXH3-64 of those bytes, 16 lower-case hex digits.
+ */
+hash: string, };
+export type SeenFile = { 
+/**
+ * Project-relative path, `/`-separated.
+ */
+path: string, 
+/**
+ * Line ranges shown, 1-based and inclusive; empty when only the file's name was shown (a
+ * listing).
+ */
+lines: Array<[number, number]>, 
+/**
+ * The file as it was read; absent for a listing that did not read it.
+ */
+stamp?: FileStamp, };
+export type Unsupported = "no_seen_evidence" | "no_tool_calls";
+export type TrustSummary = { 
+/**
+ * Citations checked.
+ */
+total: number, 
+/**
+ * Valid, seen, unchanged, quote matching.
+ */
+grounded: number, 
+/**
+ * Valid, but only the file was seen.
+ */
+file_seen: number, 
+/**
+ * Valid, but the file was never seen.
+ */
+unseen: number, 
+/**
+ * Quote differs from the lines on disk.
+ */
+quote_mismatch: number, 
+/**
+ * File changed since the agent read it.
+ */
+stale: number, 
+/**
+ * Not valid on disk.
+ */
+invalid: number, };
 export type CheckedEvidence = { 
 /**
  * The reference exactly as the model wrote it.
@@ -129,7 +189,38 @@ state: EvidenceState,
 /**
  * The text of the first cited line when `state` is `valid` (capped for display).
  */
-text: string | null, };
+text: string | null, 
+/**
+ * The code the result quoted for this reference, if it quoted any.
+ */
+quote?: string, 
+/**
+ * Whether `quote` matches the cited line(s) on disk, ignoring whitespace; absent without a
+ * quote.
+ */
+quote_matches?: boolean, 
+/**
+ * Whether the citing agent's own tool results showed the line; absent in traces written
+ * before provenance was recorded.
+ */
+provenance?: Provenance, 
+/**
+ * The file as the agent last read it, which staleness is judged against; absent when the
+ * agent never read its content.
+ */
+read_stamp?: FileStamp, 
+/**
+ * Whether the file had changed on disk since the agent read it, when this check ran.
+ */
+stale?: boolean, 
+/**
+ * The first cited line as the agent's tool results showed it (capped like `text`), when known.
+ */
+seen_text?: string, 
+/**
+ * The worst the host found about this citation; absent without provenance.
+ */
+trust?: EvidenceTrust, };
 export type SubagentResult = { 
 /**
  * Completed or partial.
@@ -158,7 +249,15 @@ verdict: Verdict | null,
 /**
  * Reasons for the verdict, for the `verify` contract only.
  */
-reasons: Array<string>, };
+reasons: Array<string>, 
+/**
+ * The citations counted by trust; absent in traces written before provenance was recorded.
+ */
+trust?: TrustSummary, 
+/**
+ * Set when the result is not backed by what the agent looked at; the parent model is told.
+ */
+unsupported?: Unsupported, };
 export type TraceRecord = { 
 /**
  * Schema version ([`TRACE_SCHEMA_VERSION`]).
@@ -526,7 +625,13 @@ duration_ms: number,
  * True only in records a reader returned for replay with `output` left out (fetch it with the app's
  * `load_tool_output`); never true in trace files.
  */
-output_elided?: boolean, } | { "type": "todo_updated", 
+output_elided?: boolean, 
+/**
+ * What the result showed the agent of which files (Read, Grep, Glob), after it was fitted
+ * to the context: what the citations of this agent are judged against. Absent when it
+ * showed none, and in traces written before provenance was recorded.
+ */
+seen?: Array<SeenFile>, } | { "type": "todo_updated", 
 /**
  * The whole plan.
  */
@@ -710,7 +815,15 @@ changed: Array<string>, } | { "type": "cancel_requested",
 /**
  * Who cancelled: `user`, `parent`, `window_closed`, …
  */
-reason: string, } | { "type": "run_ended", 
+reason: string, } | { "type": "answer_checked", 
+/**
+ * Each reference, in the order the answer gives them.
+ */
+references: Array<CheckedEvidence>, 
+/**
+ * The references counted by trust.
+ */
+trust: TrustSummary, } | { "type": "run_ended", 
 /**
  * Why.
  */

@@ -94,7 +94,35 @@ fn evidence() -> CheckedEvidence {
         end_line: Some(2),
         state: EvidenceState::Valid,
         text: Some("x".into()),
+        // Every optional field set, so each row of the doc is checked.
+        quote: Some("x".into()),
+        quote_matches: Some(true),
+        provenance: Some(Provenance::Seen),
+        read_stamp: Some(stamp()),
+        stale: true,
+        seen_text: Some("y".into()),
+        trust: Some(EvidenceTrust::Stale),
     }
+}
+
+fn stamp() -> FileStamp {
+    FileStamp {
+        bytes: 10,
+        whole: true,
+        hash: "0123456789abcdef".into(),
+    }
+}
+
+fn seen_file() -> SeenFile {
+    SeenFile {
+        path: "a.rs".into(),
+        lines: vec![[1, 2]],
+        stamp: Some(stamp()),
+    }
+}
+
+fn trust() -> TrustSummary {
+    TrustSummary::of(&[evidence()]).unwrap()
 }
 
 fn result() -> SubagentResult {
@@ -106,6 +134,8 @@ fn result() -> SubagentResult {
         unresolved_questions: vec![],
         verdict: Some(Verdict::Pass),
         reasons: vec![],
+        trust: Some(trust()),
+        unsupported: Some(Unsupported::NoSeenEvidence),
     }
 }
 
@@ -160,9 +190,10 @@ fn index(e: &TraceEvent) -> usize {
         TraceEvent::CancelRequested { .. } => 21,
         TraceEvent::RunEnded { .. } => 22,
         TraceEvent::ProviderAdapted { .. } => 23,
+        TraceEvent::AnswerChecked { .. } => 24,
     }
 }
-const VARIANTS: usize = 24;
+const VARIANTS: usize = 25;
 
 fn samples() -> Vec<TraceEvent> {
     let s = String::from;
@@ -246,6 +277,7 @@ fn samples() -> Vec<TraceEvent> {
             duration_ms: 1,
             // `true` so the field is serialised and its row in the doc is checked.
             output_elided: true,
+            seen: vec![seen_file()],
         },
         TraceEvent::TodoUpdated {
             items: vec![todo()],
@@ -325,6 +357,10 @@ fn samples() -> Vec<TraceEvent> {
             totals: BudgetUsage::default(),
             tool_calls: 0,
         },
+        TraceEvent::AnswerChecked {
+            references: vec![evidence()],
+            trust: trust(),
+        },
         TraceEvent::ProviderAdapted {
             model_call_id: s("m-1"),
             base_url: s("https://api.openai.com/v1"),
@@ -392,6 +428,9 @@ fn envelope_and_shared_types_are_documented_with_exactly_their_fields() {
         ("TodoItem", keys(&todo())),
         ("SubagentResult", keys(&result())),
         ("CheckedEvidence", keys(&evidence())),
+        ("FileStamp", keys(&stamp())),
+        ("SeenFile", keys(&seen_file())),
+        ("TrustSummary", keys(&trust())),
     ];
     for (name, fields) in &expected {
         let documented = shared
@@ -499,6 +538,16 @@ fn every_enumeration_value_is_mentioned() {
             EvidenceState::OutsideProject,
             EvidenceState::Unparseable,
         ]),
+        serde_json::to_value([Provenance::Seen, Provenance::FileSeen, Provenance::Unseen]),
+        serde_json::to_value([
+            EvidenceTrust::Grounded,
+            EvidenceTrust::FileSeen,
+            EvidenceTrust::Unseen,
+            EvidenceTrust::QuoteMismatch,
+            EvidenceTrust::Stale,
+            EvidenceTrust::Invalid,
+        ]),
+        serde_json::to_value([Unsupported::NoSeenEvidence, Unsupported::NoToolCalls]),
         serde_json::to_value([
             FinishReason::Stop,
             FinishReason::ToolCalls,

@@ -166,6 +166,8 @@ fn parse_and_check(
         unresolved_questions: unresolved,
         verdict,
         reasons,
+        trust: None,
+        unsupported: None,
     })
 }
 
@@ -220,14 +222,8 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
 
 /// Checks one reference against the project.
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
-    check_evidence_until(raw, project_root, &|| false).unwrap_or_else(|| CheckedEvidence {
-        raw: raw.to_string(),
-        path: raw.to_string(),
-        line: 0,
-        end_line: None,
-        state: EvidenceState::Unparseable,
-        text: None,
-    })
+    check_evidence_until(raw, project_root, &|| false)
+        .unwrap_or_else(|| CheckedEvidence::new(raw, raw, 0, None, EvidenceState::Unparseable))
 }
 
 /// How many lines of a cited file are read between two looks at `stop`.
@@ -243,23 +239,15 @@ fn check_evidence_until(
         return None;
     }
     let Some((path, line, end_line)) = parse_reference(raw) else {
-        return Some(CheckedEvidence {
-            raw: raw.to_string(),
-            path: raw.to_string(),
-            line: 0,
-            end_line: None,
-            state: EvidenceState::Unparseable,
-            text: None,
-        });
+        return Some(CheckedEvidence::new(
+            raw,
+            raw,
+            0,
+            None,
+            EvidenceState::Unparseable,
+        ));
     };
-    let mut out = CheckedEvidence {
-        raw: raw.to_string(),
-        path: path.clone(),
-        line,
-        end_line,
-        state: EvidenceState::Valid,
-        text: None,
-    };
+    let mut out = CheckedEvidence::new(raw, path.clone(), line, end_line, EvidenceState::Valid);
     // The shared confinement rule; only the mapping onto evidence states is decided here.
     let resolved = match paths::resolve(project_root, &path, Access::Read) {
         Ok(resolved) => resolved,

@@ -27,6 +27,7 @@ mod error;
 pub mod gate;
 mod launcher;
 pub mod profiles;
+pub mod provenance;
 pub mod readonly_check;
 pub mod redact;
 pub mod registry;

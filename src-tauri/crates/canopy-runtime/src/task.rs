@@ -193,10 +193,7 @@ impl TypedTool for TaskTool {
                         if let Some(notice) = notice {
                             content = format!("{notice}\n\n{content}");
                         }
-                        Ok(ToolOutput {
-                            content,
-                            todos: None,
-                        })
+                        Ok(ToolOutput::text(content))
                     }
                     (None, reason, notice) => Err(ToolError::Failed(format!(
                         "the subagent `{description}` ended without a valid result ({}): {}{}",

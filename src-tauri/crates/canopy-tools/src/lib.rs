@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use canopy_protocol::{TodoItem, ToolKind, ToolSpec};
+use canopy_protocol::{SeenFile, TodoItem, ToolKind, ToolSpec};
 use tokio_util::sync::CancellationToken;
 
 mod args;
@@ -18,6 +18,7 @@ mod fsutil;
 pub mod paths;
 pub mod sandbox;
 pub mod secrets;
+pub mod stamp;
 mod tools;
 pub mod truncate;
 mod typed;
@@ -154,6 +155,9 @@ pub struct ToolOutput {
     pub content: String,
     /// For TodoWrite: the new plan, so the host can publish it.
     pub todos: Option<Vec<TodoItem>>,
+    /// What this output shows of which files (Read, Grep, Glob): the record evidence provenance is
+    /// judged from. The host narrows it to what survives fitting the output to the context.
+    pub seen: Vec<SeenFile>,
 }
 
 impl ToolOutput {
@@ -162,6 +166,7 @@ impl ToolOutput {
         Self {
             content: content.into(),
             todos: None,
+            seen: Vec::new(),
         }
     }
 }

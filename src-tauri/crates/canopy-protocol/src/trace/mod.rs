@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
 use crate::message::{FinishReason, ModelSlot, ProviderKind, ToolCall, Usage};
-use crate::result::SubagentResult;
+use crate::result::{CheckedEvidence, SeenFile, SubagentResult, TrustSummary};
 
 mod budget;
 
@@ -380,6 +380,12 @@ pub enum TraceEvent {
         /// `load_tool_output`); never true in trace files.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         output_elided: bool,
+        /// What the result showed the agent of which files (Read, Grep, Glob), after it was fitted
+        /// to the context: what the citations of this agent are judged against. Absent when it
+        /// showed none, and in traces written before provenance was recorded.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(optional, as = "Option<Vec<SeenFile>>")]
+        seen: Vec<SeenFile>,
     },
     /// The agent's plan changed (TodoWrite).
     TodoUpdated {
@@ -509,6 +515,15 @@ pub enum TraceEvent {
         /// Who cancelled: `user`, `parent`, `window_closed`, …
         reason: String,
     },
+    /// The `path:line` references in the main agent's final answer, checked like a subagent's
+    /// evidence (on disk, and seen by any agent of this run). Written just before `run_ended`, only
+    /// when the answer cites something.
+    AnswerChecked {
+        /// Each reference, in the order the answer gives them.
+        references: Vec<CheckedEvidence>,
+        /// The references counted by trust.
+        trust: TrustSummary,
+    },
     /// The run ended.
     RunEnded {
         /// Why.
@@ -557,6 +572,7 @@ impl TraceEvent {
             TraceEvent::ResultRejected { .. } => "result_rejected",
             TraceEvent::ReadonlyViolation { .. } => "readonly_violation",
             TraceEvent::CancelRequested { .. } => "cancel_requested",
+            TraceEvent::AnswerChecked { .. } => "answer_checked",
             TraceEvent::RunEnded { .. } => "run_ended",
         }
     }

@@ -190,6 +190,7 @@ pub(crate) async fn run_one(
                 .map(|s| s.elapsed().as_millis() as u64)
                 .unwrap_or(0),
             output_elided: false,
+            seen: Vec::new(),
         });
         Message::ToolResult {
             call_id: call.id.clone(),

@@ -187,6 +187,7 @@ mod tests {
             truncated: false,
             duration_ms: 3,
             output_elided: false,
+            seen: Vec::new(),
         }
     }
 

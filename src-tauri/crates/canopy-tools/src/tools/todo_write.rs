@@ -92,6 +92,7 @@ impl TypedTool for TodoWriteTool {
         Ok(ToolOutput {
             content,
             todos: Some(todos),
+            seen: Vec::new(),
         })
     }
 }
