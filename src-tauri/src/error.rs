@@ -134,6 +134,12 @@ impl From<canopy_host::HostError> for CommandError {
             E::NotConfigured(_) => ErrorCode::NotConfigured,
             E::Provider(_) => ErrorCode::ProviderError,
             E::Blocking(_) => ErrorCode::Platform,
+            E::InvalidSettings(_) => ErrorCode::InvalidSettings,
+            E::NotADirectory(_) => ErrorCode::NotADirectory,
+            E::NoProject => return CommandError::no_project(),
+            E::Busy(_) => ErrorCode::Busy,
+            E::NoSuchApproval(_) => ErrorCode::NoSuchApproval,
+            E::RunNotStarted(_) => ErrorCode::RuntimeError,
         };
         CommandError::new(code, e.to_string())
     }

@@ -2,12 +2,9 @@
 //! files to the webview as commands (contract: `docs/commands.md`) and streams trace events to it.
 //! No agent logic lives here.
 
-pub mod bridge;
 pub mod commands;
 pub mod error;
-pub mod profiles;
 pub mod render;
-pub mod runs;
 pub mod state;
 pub mod typescript;
 

@@ -1,23 +1,23 @@
 //! The app's managed state (`app.manage(AppState)`, read through `State<'_, AppState>`): the shared
-//! [`Host`] (settings, environment, keys, profile trust, trace folders) and what only the window
-//! has: the open project, the recent list, startup warnings and the live runs. Built once in
-//! `run()` (or by a test with its own folders and an in-memory key store); there are no globals.
+//! [`Host`] (settings, environment, keys, profile trust, trace folders), the host layer's open
+//! project and recent list ([`Projects`]) and live runs ([`LiveRuns`]), and what only the window
+//! has: startup warnings, where `detect_ollama` looks and whether the page guards its own close.
+//! Built once in `run()` (or by a test with its own folders and an in-memory key store); there are
+//! no globals.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use canopy_config::{ProfileTrust, SecretStore, Settings};
-use canopy_host::{Host, HostSetup};
+use canopy_config::SecretStore;
+use canopy_host::projects::{ProjectInfo, Projects};
+use canopy_host::runs::LiveRuns;
+use canopy_host::{Host, HostError, HostSetup};
 
-use crate::commands::projects::{ProjectInfo, RecentProjects};
-use crate::error::{CommandError, CommandResult};
-use crate::runs::Runs;
+use crate::error::CommandResult;
 
+pub use canopy_host::screen::OLLAMA_BASE_URL;
 pub use canopy_host::{process_env, EnvFn};
-
-/// Where the default Ollama endpoint is probed.
-pub const OLLAMA_BASE_URL: &str = "http://127.0.0.1:11434/v1";
 
 /// Everything `AppState::new` needs to know.
 pub struct AppSetup {
@@ -52,11 +52,10 @@ impl AppSetup {
 /// The state every command reads.
 pub struct AppState {
     host: Host,
-    project: Mutex<Option<ProjectInfo>>,
-    recent: RecentProjects,
+    projects: Projects,
     warnings: Mutex<Vec<String>>,
     ollama_base_url: String,
-    runs: Runs,
+    runs: LiveRuns,
     /// The page asks the person before the window closes (see [`AppState::set_close_guarded`]).
     close_guarded: AtomicBool,
 }
@@ -68,7 +67,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl AppState {
-    /// Loads settings (an unusable file is moved aside and reported as a startup warning).
+    /// Loads settings (an unusable file is moved aside and reported as a startup warning, as are
+    /// the `CANOPY_*` overrides in effect).
     pub fn new(setup: AppSetup) -> Self {
         let host = Host::new(HostSetup {
             config_dir: setup.config_dir,
@@ -76,24 +76,12 @@ impl AppState {
             env: setup.env,
             secrets: setup.secrets,
         });
-        let mut warnings = host.load_warnings().to_vec();
-        // Overrides are re-applied for every run; they are listed once here so the person knows the
-        // settings screen is not the whole story.
-        match host.env_overrides() {
-            Ok(lines) => warnings.extend(
-                lines
-                    .into_iter()
-                    .map(|l| format!("{}{l}", canopy_config::ENV_OVERRIDE_WARNING)),
-            ),
-            Err(e) => warnings.push(format!("Environment overrides cannot be applied, so runs will fail until they are fixed: {e}")),
-        }
         AppState {
+            warnings: Mutex::new(host.startup_warnings()),
+            projects: Projects::new(&setup.data_dir),
             host,
-            recent: RecentProjects::new(setup.data_dir.join("recent-projects.json")),
-            project: Mutex::new(None),
-            warnings: Mutex::new(warnings),
             ollama_base_url: setup.ollama_base_url,
-            runs: Runs::default(),
+            runs: LiveRuns::default(),
             close_guarded: AtomicBool::new(false),
         }
     }
@@ -103,59 +91,34 @@ impl AppState {
         &self.host
     }
 
-    /// The person's answers about projects' own profiles.
-    pub fn profile_trust(&self) -> &ProfileTrust {
-        self.host.profile_trust()
-    }
-
-    /// Looks up an environment variable.
-    pub fn env(&self, name: &str) -> Option<String> {
-        self.host.env(name)
-    }
-
-    /// The data folder.
-    pub fn data_dir(&self) -> &Path {
-        self.host.data_dir()
-    }
-
-    /// The settings as saved (what the settings screen edits).
-    pub fn saved_settings(&self) -> Settings {
-        self.host.saved_settings()
-    }
-
-    /// Validates, writes and adopts new settings.
-    pub fn save_settings(&self, settings: Settings) -> CommandResult<Settings> {
-        Ok(self.host.save_settings(settings)?)
-    }
-
-    /// The settings runs use: the saved ones with the `CANOPY_*` model overrides on top (never saved).
-    pub fn effective_settings(&self) -> CommandResult<Settings> {
-        Ok(self.host.effective_settings()?)
-    }
-
-    /// The key store.
-    pub fn secrets(&self) -> &Arc<dyn SecretStore> {
-        self.host.secrets()
+    /// The open project and the recent list.
+    pub fn projects(&self) -> &Projects {
+        &self.projects
     }
 
     /// The open project, if any.
     pub fn project(&self) -> Option<ProjectInfo> {
-        lock(&self.project).clone()
+        self.projects.current()
     }
 
     /// The open project or `no_project`.
     pub fn require_project(&self) -> CommandResult<ProjectInfo> {
-        self.project().ok_or_else(CommandError::no_project)
+        Ok(self.projects.require()?)
     }
 
-    /// Makes `project` the open project.
-    pub fn set_project(&self, project: ProjectInfo) {
-        *lock(&self.project) = Some(project);
+    /// The open project's folder or `no_project`.
+    pub fn project_root(&self) -> CommandResult<PathBuf> {
+        Ok(PathBuf::from(self.require_project()?.root))
     }
 
-    /// The recent-projects list.
-    pub fn recent(&self) -> &RecentProjects {
-        &self.recent
+    /// Opens `path` as the project (first in the recent list; a list that cannot be written is a
+    /// warning, not a failure).
+    pub fn open_project(&self, path: &str) -> Result<ProjectInfo, HostError> {
+        let opened = self.projects.open(&self.host, path)?;
+        if let Some(warning) = opened.warning {
+            self.warn(warning);
+        }
+        Ok(opened.info)
     }
 
     /// Adds a warning to show the person (bad settings file, unusable command-line folder).
@@ -174,7 +137,7 @@ impl AppState {
     }
 
     /// Live runs and pending approvals.
-    pub fn runs(&self) -> &Runs {
+    pub fn runs(&self) -> &LiveRuns {
         &self.runs
     }
 

@@ -6,7 +6,7 @@
 use canopy_protocol::typescript::export_decl;
 
 use crate::commands::{files, history, models, projects, runs};
-use crate::{error, profiles};
+use crate::error;
 
 /// Where the generated file lives, relative to this crate's folder.
 pub const GENERATED_PATH: &str = "../ui/src/generated/types.ts";
@@ -22,8 +22,8 @@ pub fn app_declarations() -> String {
         export_decl::<projects::ProjectInfo>(),
         export_decl::<projects::ProfilesTrust>(),
         export_decl::<projects::RecentProject>(),
-        export_decl::<profiles::ProfileInfo>(),
-        export_decl::<profiles::ProfileError>(),
+        export_decl::<projects::ProfileInfo>(),
+        export_decl::<projects::ProfileError>(),
         export_decl::<files::FileWindow>(),
         export_decl::<files::EditorOpened>(),
         export_decl::<models::ConnectionTest>(),

@@ -5,38 +5,14 @@
 //! Every key belongs to a slot and to the origin of an endpoint (see `canopy_config::KeyOrigin`).
 //! The settings screen passes the base URL it shows, saved or not, so storing, deleting and the
 //! status all concern the endpoint the person is looking at; without one, the slot's endpoint in
-//! the settings in force is used.
+//! the settings in force is used (`canopy_host::Host::key_origin`).
 
-use canopy_config::{KeyOrigin, KeyStatus};
+use canopy_config::KeyStatus;
 use canopy_protocol::{ModelSlot, SecretString};
 use tauri::State;
 
-use crate::error::{CommandError, CommandResult, ErrorCode};
+use crate::error::CommandResult;
 use crate::state::AppState;
-
-/// The origin a key command is about: the one of `base_url` when the screen sent it, otherwise
-/// that of the endpoint `slot` runs on now (light without its own endpoint runs on main's).
-fn origin_for(
-    state: &AppState,
-    slot: ModelSlot,
-    base_url: Option<&str>,
-) -> CommandResult<KeyOrigin> {
-    let settings;
-    let url = match base_url {
-        Some(url) => url,
-        None => {
-            settings = state.effective_settings()?;
-            &settings.resolve_slot(slot).1.base_url
-        }
-    };
-    KeyOrigin::of(url).map_err(|e| match e {
-        canopy_config::ConfigError::Invalid { reason, .. } => CommandError::new(
-            ErrorCode::InvalidSettings,
-            format!("{}.base_url: {reason}", slot.as_str()),
-        ),
-        other => other.into(),
-    })
-}
 
 /// Stores the API key for a slot and the endpoint at `base_url` (or the slot's current endpoint)
 /// in the keychain, replacing any previous key for that endpoint.
@@ -48,7 +24,7 @@ pub async fn set_api_key(
     base_url: Option<String>,
 ) -> CommandResult<()> {
     let key = SecretString::new(key);
-    let origin = origin_for(&state, slot, base_url.as_deref())?;
+    let origin = state.host().key_origin(slot, base_url.as_deref())?;
     Ok(state.host().set_key(slot, origin, key).await?)
 }
 
@@ -60,7 +36,7 @@ pub async fn delete_api_key(
     slot: ModelSlot,
     base_url: Option<String>,
 ) -> CommandResult<()> {
-    let origin = origin_for(&state, slot, base_url.as_deref())?;
+    let origin = state.host().key_origin(slot, base_url.as_deref())?;
     Ok(state.host().delete_key(slot, origin).await?)
 }
 
@@ -76,7 +52,7 @@ pub async fn api_key_status(
     slot: ModelSlot,
     base_url: Option<String>,
 ) -> CommandResult<KeyStatus> {
-    let origin = origin_for(&state, slot, base_url.as_deref())?;
+    let origin = state.host().key_origin(slot, base_url.as_deref())?;
     Ok(state
         .host()
         .key_status(slot, origin, base_url.is_some())

@@ -43,6 +43,24 @@ pub enum HostError {
     /// A blocking task (keychain, trace files) could not be run to its end.
     #[error("{0}")]
     Blocking(String),
+    /// Settings (or one slot of them) sent by a host do not have the expected shape.
+    #[error("{0}")]
+    InvalidSettings(String),
+    /// A path that must be a folder is not one.
+    #[error("{0}")]
+    NotADirectory(String),
+    /// The request needs an open project and there is none.
+    #[error("no project is open; open a folder first")]
+    NoProject,
+    /// The session is already running a prompt.
+    #[error("{0}")]
+    Busy(String),
+    /// No approval waits under that session and call id.
+    #[error("{0}")]
+    NoSuchApproval(String),
+    /// A run ended before it started (its task went away without a word).
+    #[error("{0}")]
+    RunNotStarted(String),
 }
 
 /// Shorthand for host results.

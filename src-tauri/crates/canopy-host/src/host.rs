@@ -136,6 +136,22 @@ impl Host {
         apply_env_overrides(&mut settings, &|k: &str| self.env(k))
     }
 
+    /// What a person should be told once at start: problems with the settings file, and each
+    /// `CANOPY_*` override in effect (prefixed with `canopy_config::ENV_OVERRIDE_WARNING`), since
+    /// the settings screen is not the whole story while there are any.
+    pub fn startup_warnings(&self) -> Vec<String> {
+        let mut warnings = self.load_warnings.clone();
+        match self.env_overrides() {
+            Ok(lines) => warnings.extend(
+                lines
+                    .into_iter()
+                    .map(|l| format!("{}{l}", canopy_config::ENV_OVERRIDE_WARNING)),
+            ),
+            Err(e) => warnings.push(format!("Environment overrides cannot be applied, so runs will fail until they are fixed: {e}")),
+        }
+        warnings
+    }
+
     /// The settings runs use: the saved ones with the `CANOPY_*` overrides on top (never saved).
     pub fn effective_settings(&self) -> Result<Settings, ConfigError> {
         let mut settings = self.saved_settings();

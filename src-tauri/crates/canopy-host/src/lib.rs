@@ -1,11 +1,15 @@
 //! The host layer shared by `canopy-cli` and the desktop app. Everything a host does between a
 //! person and the runtime lives here once: the settings file with the `CANOPY_*` environment
-//! overrides and the keys (stored, deleted and reported on for the settings screen too) ([`Host`], [`ConfiguredModels`]), turned into a [`canopy_runtime::Runtime`]
-//! with the secrets it redacts; the person's trust in a project's own profiles; the history of past
-//! sessions; the test call to a model; the viewer's file windows and its language table; opening a file in the person's
-//! editor. The hosts only translate: the app into commands and `{code, message}` errors, the CLI
-//! into subcommands, stdout and exit codes. Like the runtime, this crate never depends on tauri.
+//! overrides and the keys (stored, deleted and reported on for the settings screen too)
+//! ([`Host`], [`ConfiguredModels`]), turned into a [`canopy_runtime::Runtime`] with the secrets it
+//! redacts; the open project, the recent list and the person's trust in a project's own profiles
+//! ([`projects`]); live runs, their follow-ups, cancellation and approvals ([`runs`], with the
+//! batching [`bridge`] to a viewer); the history of past sessions; the test call to a model; the
+//! viewer's file windows and its language table; opening a file in the person's editor. The hosts
+//! only translate: the app into commands and `{code, message}` errors, the CLI into subcommands,
+//! stdout and exit codes. Like the runtime, this crate never depends on tauri.
 
+pub mod bridge;
 pub mod connection;
 pub mod editor;
 mod error;
@@ -15,6 +19,9 @@ mod host;
 pub mod keys;
 pub mod models;
 pub mod profiles;
+pub mod projects;
+pub mod runs;
+pub mod screen;
 pub mod settings;
 
 pub use error::{HostError, HostResult};

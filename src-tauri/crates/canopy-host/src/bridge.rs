@@ -1,6 +1,7 @@
-//! Forwards a session's trace events to the webview in batches. Token deltas arrive by the hundred per
-//! second; sending each as its own IPC message floods the webview, so events are coalesced into
-//! batches flushed every [`FLUSH_INTERVAL`] or at [`MAX_BATCH`] events, and never reordered.
+//! Forwards a live session's trace events to a host's viewer (the app's webview) in batches. Token
+//! deltas arrive by the hundred per second; sending each as its own IPC message floods the webview,
+//! so events are coalesced into batches flushed every [`FLUSH_INTERVAL`] or at [`MAX_BATCH`]
+//! events, and never reordered.
 //!
 //! One forwarder serves a main session for its whole life (the runtime's event sender is fixed when the
 //! session starts), while each run (`start_run`, then every `send_message`) brings its own channel. The
@@ -20,7 +21,7 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_millis(33);
 /// Most events in one batch.
 pub const MAX_BATCH: usize = 512;
 
-/// Where one run's batches go (the run's `Channel` in the app).
+/// Where one run's batches go (the run's Tauri `Channel` in the app).
 pub type SinkFn = Box<dyn Fn(Vec<TraceRecord>) + Send>;
 
 /// One run's destination, and who to tell its run id once it starts.
