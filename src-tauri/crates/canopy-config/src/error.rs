@@ -44,7 +44,7 @@ pub enum ConfigError {
     #[error("invalid API key: {0}")]
     InvalidKey(&'static str),
     /// A remote endpoint needs a key and none was found.
-    #[error("{}{}", crate::keys::missing_key_message(*slot), keychain_problem.as_ref().map(|p| format!(" (the OS keychain could not be read: {p})")).unwrap_or_default())]
+    #[error("{}{}", crate::key_names::missing_key_message(*slot), keychain_problem.as_ref().map(|p| format!(" (the OS keychain could not be read: {p})")).unwrap_or_default())]
     MissingKey {
         /// The slot whose key is missing (after light → main fallback).
         slot: ModelSlot,

@@ -6,6 +6,7 @@
 pub mod env;
 pub mod error;
 pub mod key_index;
+pub mod key_names;
 pub mod keys;
 pub mod paths;
 pub mod settings;

@@ -123,12 +123,13 @@ impl RecentProjects {
 
 /// The canonical folder a person picked (or passed on the command line): `not_found` when it does
 /// not exist, `not_a_directory` for a file.
-pub fn project_root(path: &str) -> HostResult<PathBuf> {
-    if path.trim().is_empty() {
+pub fn project_root(path: impl AsRef<Path>) -> HostResult<PathBuf> {
+    let path = path.as_ref();
+    if path.to_string_lossy().trim().is_empty() {
         return Err(HostError::InvalidArgument("no folder given".to_string()));
     }
     let root = std::fs::canonicalize(path).map_err(|e| {
-        let message = format!("cannot open folder {path}: {e}");
+        let message = format!("cannot open folder {}: {e}", path.display());
         if e.kind() == std::io::ErrorKind::NotFound {
             HostError::NotFound(message)
         } else {

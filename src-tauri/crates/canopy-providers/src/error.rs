@@ -64,3 +64,50 @@ pub enum ProviderError {
     #[error("cancelled")]
     Cancelled,
 }
+
+/// The error an `error` chunk after a 200 carries (OpenRouter and others: `{"error": {"code": 502,
+/// "message": "…"}}`; Ollama's streams too), typed like the same error as an HTTP status so
+/// transient ones are retried. Here, not in a client module, so both clients use it without
+/// importing each other.
+pub(crate) fn stream_error(err: &serde_json::Value) -> ProviderError {
+    let message = err
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| err.as_str())
+        .unwrap_or("unknown error")
+        .to_string();
+    let code = err.get("code");
+    let status = code.and_then(|c| {
+        c.as_u64()
+            .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
+    });
+    let word = code
+        .and_then(serde_json::Value::as_str)
+        .or_else(|| err.get("type").and_then(serde_json::Value::as_str))
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let message = format!("error in stream: {message}");
+    match status {
+        Some(429) => ProviderError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        Some(s @ 500..=599) => ProviderError::Server {
+            status: s as u16,
+            message,
+        },
+        _ if word.contains("overloaded") => ProviderError::Server {
+            status: 529,
+            message,
+        },
+        _ if word.contains("rate_limit") => ProviderError::RateLimited {
+            retry_after: None,
+            message,
+        },
+        _ if word.contains("server_error") || word.contains("api_error") => ProviderError::Server {
+            status: 500,
+            message,
+        },
+        _ => ProviderError::Protocol(message),
+    }
+}

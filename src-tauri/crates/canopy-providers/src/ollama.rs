@@ -274,7 +274,7 @@ impl Accumulator {
             ))
         })?;
         if let Some(err) = chunk.get("error") {
-            return Err(crate::openai::stream_error(err).into());
+            return Err(crate::error::stream_error(err).into());
         }
         if let Some(m) = chunk.get("model").and_then(Value::as_str) {
             if self.model.is_none() && !m.is_empty() {

@@ -216,7 +216,7 @@ impl Accumulate for Accumulator {
             ProviderError::Protocol(format!("chunk is not JSON ({e}): {}", preview(data)))
         })?;
         if let Some(err) = chunk.get("error").filter(|e| !e.is_null()) {
-            return Err(stream_error(err).into());
+            return Err(crate::error::stream_error(err).into());
         }
         if let Some(model) = chunk.get("model").and_then(Value::as_str) {
             if self.model.is_none() && !model.is_empty() {
@@ -422,51 +422,6 @@ impl Accumulator {
 
 fn preview(data: &str) -> String {
     data.chars().take(200).collect()
-}
-
-/// The error an `error` chunk after a 200 carries (OpenRouter and others: `{"error": {"code": 502,
-/// "message": "…"}}`), typed like the same error as an HTTP status so transient ones are retried.
-pub(crate) fn stream_error(err: &Value) -> ProviderError {
-    let message = err
-        .get("message")
-        .and_then(Value::as_str)
-        .or_else(|| err.as_str())
-        .unwrap_or("unknown error")
-        .to_string();
-    let code = err.get("code");
-    let status = code.and_then(|c| {
-        c.as_u64()
-            .or_else(|| c.as_str().and_then(|s| s.trim().parse().ok()))
-    });
-    let word = code
-        .and_then(Value::as_str)
-        .or_else(|| err.get("type").and_then(Value::as_str))
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let message = format!("error in stream: {message}");
-    match status {
-        Some(429) => ProviderError::RateLimited {
-            retry_after: None,
-            message,
-        },
-        Some(s @ 500..=599) => ProviderError::Server {
-            status: s as u16,
-            message,
-        },
-        _ if word.contains("overloaded") => ProviderError::Server {
-            status: 529,
-            message,
-        },
-        _ if word.contains("rate_limit") => ProviderError::RateLimited {
-            retry_after: None,
-            message,
-        },
-        _ if word.contains("server_error") || word.contains("api_error") => ProviderError::Server {
-            status: 500,
-            message,
-        },
-        _ => ProviderError::Protocol(message),
-    }
 }
 
 impl OpenAiClient {

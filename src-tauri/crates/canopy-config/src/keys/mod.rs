@@ -23,6 +23,8 @@ use ts_rs::TS;
 use crate::error::{ConfigError, KeyError};
 use crate::settings::{validate_base_url, Settings};
 
+pub use crate::key_names::{api_key_env_var, missing_key_message};
+
 mod memory;
 
 pub use memory::MemoryStore;
@@ -257,23 +259,6 @@ pub struct ResolvedKey {
     pub key: Option<SecretString>,
     /// Where it came from; `None` when there is no key.
     pub source: Option<KeySource>,
-}
-
-/// `CANOPY_MAIN_API_KEY` or `CANOPY_LIGHT_API_KEY`.
-pub fn api_key_env_var(slot: ModelSlot) -> &'static str {
-    match slot {
-        ModelSlot::Main => "CANOPY_MAIN_API_KEY",
-        ModelSlot::Light => "CANOPY_LIGHT_API_KEY",
-    }
-}
-
-/// The message shown when a slot has no key, naming both ways to provide one.
-pub fn missing_key_message(slot: ModelSlot) -> String {
-    format!(
-        "No API key for the {} model. Set the environment variable {}, or enter it in Settings → Models → API key (stored in the OS keychain).",
-        slot.as_str(),
-        api_key_env_var(slot)
-    )
 }
 
 /// The key for `slot` talking to `origin`: the environment variable first (empty counts as unset),
