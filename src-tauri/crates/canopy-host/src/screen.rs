@@ -165,8 +165,10 @@ mod tests {
             "{err}"
         );
         assert!(!dir.path().join("config/settings.json").exists());
-        let mut settings = Settings::default();
-        settings.parallelism = 2;
+        let settings = Settings {
+            parallelism: 2,
+            ..Settings::default()
+        };
         let saved = host
             .save_settings_json(serde_json::to_value(&settings).unwrap())
             .unwrap();
