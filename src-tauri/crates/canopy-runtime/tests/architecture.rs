@@ -427,7 +427,8 @@ fn every_tauri_command_and_cli_subcommand_is_a_short_call_into_the_host() {
     assert!(commands.len() >= 27, "{commands:?}");
     let cli_src = root.join("src-tauri/crates/canopy-cli/src");
     let handlers = cli_handlers(&code(&cli_src.join("main.rs")));
-    assert_eq!(handlers.len(), 3, "{handlers:?}");
+    // run, trace show, models check — and any subcommand added later.
+    assert!(handlers.len() >= 3, "{handlers:?}");
     for handler in &handlers {
         commands.push((
             format!("canopy-cli {handler}"),
