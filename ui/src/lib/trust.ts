@@ -5,6 +5,7 @@
 //! these fields: they read "provenance not recorded".
 
 import type { CheckedEvidence, EvidenceTrust, SubagentResult, TrustSummary, Unsupported } from '../generated/types';
+import { refKey, type RefMark, type RefMarks } from './markdown';
 
 /** What the views show for a citation without a trust (an old trace). */
 export const NOT_RECORDED = 'provenance not recorded';
@@ -147,4 +148,81 @@ export function resultTrust(result: SubagentResult): TrustSummary | null {
 /** Whether a node's result is marked unsupported (what the "only unsupported" filter keeps). */
 export function isUnsupported(result: SubagentResult | null): boolean {
   return result?.unsupported !== undefined && result.unsupported !== null;
+}
+
+/** How the main answer's checked references are marked where the answer mentions them. */
+export function answerMarks(references: readonly CheckedEvidence[]): RefMarks {
+  const out = new Map<string, RefMark>();
+  for (const e of references) {
+    if (e.line === 0) continue;
+    const v = trustView(e, 'answer');
+    if (v.trust === 'none') continue;
+    out.set(refKey(e.path, e.line, e.end_line), { trust: v.trust, icon: v.icon, explain: v.explain });
+  }
+  return out;
+}
+
+/** A final answer's references as shown: the recorded check, or the re-check when it came back. */
+export interface AnswerShown {
+  references: CheckedEvidence[];
+  trust: TrustSummary | null;
+  /** Whether these were checked against the files just now. */
+  now: boolean;
+}
+
+/** `check` merged with its re-check (when it came back). */
+export function answerShown(check: { references: CheckedEvidence[]; trust: TrustSummary }, checked: Rechecked | undefined): AnswerShown {
+  if (checked === undefined || checked.items.length !== check.references.length) return { references: check.references, trust: check.trust, now: false };
+  return { references: checked.items, trust: checked.trust ?? check.trust, now: true };
+}
+
+/** The worst trust a summary counts (what colours a tree row's badge); `grounded` when all hold. */
+export function worstTrust(s: TrustSummary): EvidenceTrust {
+  if (s.invalid > 0) return 'invalid';
+  if (s.stale > 0) return 'stale';
+  if (s.quote_mismatch > 0) return 'quote_mismatch';
+  if (s.unseen > 0) return 'unseen';
+  if (s.file_seen > 0) return 'file_seen';
+  return 'grounded';
+}
+
+/** What a tree row says of a node's result: a badge, or null when it has no result (or nothing cited, nothing amiss). */
+export interface NodeTrustBadge {
+  text: string;
+  title: string;
+  cls: string;
+  unsupported: Unsupported | null;
+}
+
+export function nodeTrustBadge(result: SubagentResult | null): NodeTrustBadge | null {
+  if (result === null) return null;
+  if (result.unsupported != null) {
+    const why = unsupportedText(result.unsupported);
+    return { text: '⚠ unsupported', title: result.trust !== undefined ? `${why} ${trustLine(result.trust)}` : why, cls: 'tr-unsupported', unsupported: result.unsupported };
+  }
+  if (result.trust !== undefined) {
+    if (result.trust.total === 0) return null;
+    return { text: trustShort(result.trust), title: trustLine(result.trust), cls: `tr-${worstTrust(result.trust)}`, unsupported: null };
+  }
+  if (result.evidence.length === 0) return null;
+  return { text: '– no provenance', title: `${NOT_RECORDED}: this run was recorded before Canopy tracked what each agent was shown`, cls: 'tr-none', unsupported: null };
+}
+
+/**
+ * Ids of the nodes the "only unsupported" filter keeps: each agent whose result is unsupported and
+ * its ancestors (the way to it in the tree).
+ */
+export function unsupportedPaths(nodes: ReadonlyMap<string, { parentId: string | null; result: SubagentResult | null }>): Set<string> {
+  const keep = new Set<string>();
+  for (const [id, n] of nodes) {
+    if (!isUnsupported(n.result)) continue;
+    let cur: string | null = id;
+    let guard = 0;
+    while (cur !== null && !keep.has(cur) && guard < 10_000) {
+      keep.add(cur);
+      cur = nodes.get(cur)?.parentId ?? null;
+      guard += 1;
+    }
+  }
+  return keep;
 }
