@@ -15,6 +15,7 @@ use canopy_runtime::{registry, FlagApprover, Runtime};
 use clap::{Parser, Subcommand};
 use tokio_util::sync::CancellationToken;
 
+mod evidence;
 mod render;
 
 #[derive(Parser)]
@@ -412,8 +413,16 @@ async fn handle_interrupts(
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."))
+    };
     for tree in history::trees_at(path).map_err(|e| e.to_string())? {
-        print!("{}", render::tree(&tree));
+        let notes = evidence::notes(dir, &tree);
+        print!("{}", render::tree(&tree, &notes));
     }
     Ok(ExitCode::SUCCESS)
 }
