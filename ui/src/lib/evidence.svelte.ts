@@ -43,8 +43,13 @@ export class EvidenceChecks {
    * opens it anew). Resolves when the answer is in (or dropped).
    */
   async open(key: string, items: readonly CheckedEvidence[], force = false): Promise<void> {
-    if (items.length === 0) return;
     if (!force && this.asked.get(key) === items) return;
+    if (items.length === 0) {
+      // Nothing cited: nothing on disk to look at, and nothing to wait for.
+      this.asked.set(key, items);
+      this.done.set(key, { items: [], trust: null });
+      return;
+    }
     this.asked.set(key, items);
     const gen = this.generation;
     try {
