@@ -262,7 +262,7 @@ test('each trust state is shown distinctly, unsupported results are marked and f
   assert.match(title.quote_mismatch, /quoted differs/);
   assert.match(title.invalid, /the file does not exist/);
   assert.equal(ev[1].thenNow, `then ${CACHE_RS_THEN.trim()} now ${CACHE_RS_NOW.trim()}`);
-  assert.match(await textOf(await byTestId(browser, 'details-trust')), /^1 of 6 citations seen and valid · 1 file seen, line not · 1 unseen · 1 quote mismatch · 1 stale · 1 invalid/);
+  assert.match((await textOf(await byTestId(browser, 'details-trust'))).replace(/\s+/g, ' '), /^1 of 6 citations seen and valid · 1 file seen, line not · 1 unseen · 1 quote mismatch · 1 stale · 1 invalid/);
   // The quote that differs is shown beside the line on disk.
   assert.match(await textOf(await browser.$('[data-testid="node-details"] [data-testid="evidence-quote"]')), /password\.len\(\) >= 12/);
   await screenshot(browser, cfg, '21-provenance-details-light');
@@ -314,7 +314,7 @@ test('reopened from History after the file was edited, the citation the subagent
     return e[0]?.trust === 'stale' ? e : false;
   });
   assert.equal(ev[0].thenNow, 'then !token.is_empty() now token.len() > 8');
-  assert.match(await textOf(await byTestId(browser, 'details-trust')), /^0 of 6 citations seen and valid · 1 file seen, line not · 1 unseen · 1 quote mismatch · 2 stale · 1 invalid · checked now/);
+  assert.match((await textOf(await byTestId(browser, 'details-trust'))).replace(/\s+/g, ' '), /^0 of 6 citations seen and valid · 1 file seen, line not · 1 unseen · 1 quote mismatch · 2 stale · 1 invalid · checked now/);
   const badge = await browser.execute((id) => document.querySelector(`[data-testid="tree-node"][data-session-id="${id}"] [data-testid="node-trust"]`)?.textContent?.trim(), GOOD);
   assert.equal(badge, '0/6 ✓', 'the tree follows the re-check');
   // The trace on disk still says what was found then.
@@ -330,9 +330,9 @@ test('a trace written before provenance was recorded loads and says "provenance 
   const { browser } = app;
   await openFromHistory(browser, OLD_ROOT);
   await selectNode(browser, OLD_KID);
-  assert.equal(await textOf(await byTestId(browser, 'details-trust')), 'provenance not recorded · checked now');
+  assert.equal((await textOf(await byTestId(browser, 'details-trust'))).replace(/\s+/g, ' '), 'provenance not recorded · checked now');
   const ev = await detailsEvidence(browser);
-  assert.deepEqual(ev.map((e) => [e.ref, e.trust, e.word]), [['src/auth.rs:3', 'none', 'provenance not recorded']]);
+  assert.deepEqual(ev.map((e) => [e.ref, e.trust, e.word]), [['src/auth.rs:3', 'none', '– provenance not recorded']]);
   const badge = await browser.execute((id) => document.querySelector(`[data-testid="tree-node"][data-session-id="${id}"] [data-testid="node-trust"]`)?.textContent?.trim(), OLD_KID);
   assert.equal(badge, '– no provenance');
   assert.equal(await browser.$('[data-testid="answer-trust"]').then((e) => e.isExisting()), false, 'no answer check was recorded');
