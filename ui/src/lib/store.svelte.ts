@@ -15,7 +15,6 @@ import { FileViewerStore, type FileView, type StaleCitation } from './fileViewer
 import { SettingsFormStore } from './settingsForm.svelte';
 import { answerKey, EvidenceChecks } from './evidence.svelte';
 import { answerShown, withRecheck, type AnswerShown } from './trust';
-import { taskOutcome, type TaskOutcome } from './conversation';
 import type { SessionNode } from './reducer';
 import { checkSetup } from './setup';
 import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService } from './services';
@@ -572,13 +571,6 @@ export class AppStore {
   resultOf(node: SessionNode | undefined): SessionNode['result'] {
     if (node === undefined || node.result === null) return null;
     return withRecheck(node.result, this.evidence.get(node.id));
-  }
-
-  /** A Task card's outcome, its result as last re-checked. */
-  outcomeOf(childId: string): TaskOutcome | null {
-    const child = this.tree.nodes.get(childId);
-    const o = taskOutcome(child);
-    return o === null || o.result === null ? o : { ...o, result: this.resultOf(child) };
   }
 
   /** The final answer `itemId` of `node`, its references as checked (and re-checked once shown); null when none was checked. */
