@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "read_project_file",
     "reveal_file",
     "open_in_editor",
+    "recheck_evidence",
     "get_settings",
     "save_settings",
     "test_connection",

@@ -33,6 +33,7 @@ pub fn invoke_handler<R: Runtime>() -> impl Fn(tauri::ipc::Invoke<R>) -> bool + 
         commands::files::read_project_file,
         commands::files::reveal_file,
         commands::files::open_in_editor,
+        commands::files::recheck_evidence,
         commands::settings::get_settings,
         commands::settings::save_settings,
         commands::keys::set_api_key,
@@ -223,7 +224,7 @@ mod tests {
             .filter_map(|p| p.as_str()?.strip_prefix("allow-"))
             .map(|p| p.replace('-', "_"))
             .collect();
-        assert_eq!(handler.len(), 27, "{handler:?}");
+        assert_eq!(handler.len(), 28, "{handler:?}");
         assert_eq!(
             handler, manifest,
             "build.rs COMMANDS differs from the handler"

@@ -26,6 +26,7 @@ pub fn app_declarations() -> String {
         export_decl::<projects::ProfileError>(),
         export_decl::<files::FileWindow>(),
         export_decl::<files::EditorOpened>(),
+        export_decl::<files::RecheckedEvidence>(),
         export_decl::<models::ConnectionTest>(),
         export_decl::<canopy_providers::ModelListing>(),
         export_decl::<models::OllamaStatus>(),

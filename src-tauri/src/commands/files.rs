@@ -1,11 +1,13 @@
-//! The viewer's and the desktop's file commands: thin calls into the host layer
-//! ([`canopy_host::files`], [`canopy_host::editor`]), which confines every path to the open project
+//! The viewer's and the desktop's file commands, and re-checking recorded evidence against the
+//! files: thin calls into the host layer ([`canopy_host::files`], [`canopy_host::editor`],
+//! [`canopy_host::evidence`]), which confines every path to the open project
 //! by the same rule the agent's tools obey. Only the desktop hand-offs (file manager, default
 //! application) are the app's own.
 
 use std::path::Path;
 
-use canopy_host::{editor, files};
+use canopy_host::{editor, evidence, files};
+use canopy_protocol::CheckedEvidence;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_opener::OpenerExt;
 
@@ -13,6 +15,7 @@ use crate::error::{CommandError, CommandResult, ErrorCode};
 use crate::state::AppState;
 
 pub use canopy_host::editor::EditorOpened;
+pub use canopy_host::evidence::RecheckedEvidence;
 pub use canopy_host::files::{
     language_for, language_ids, FileWindow, LANGUAGE_BY_EXTENSION, LANGUAGE_BY_NAME,
     MAX_FILE_BYTES, MAX_WINDOW_LINES,
@@ -33,6 +36,18 @@ pub async fn read_project_file(
         start_line,
         end_line,
     )?)
+}
+
+/// Checks recorded evidence (a result's citations, the main answer's references) against the open
+/// project as it is now: whether each still exists and says the same, whether its file changed
+/// since the agent read it. Nothing is written; provenance and quotes stay as recorded.
+#[tauri::command]
+pub async fn recheck_evidence(
+    state: State<'_, AppState>,
+    items: Vec<CheckedEvidence>,
+) -> CommandResult<RecheckedEvidence> {
+    let project = state.require_project()?;
+    Ok(evidence::recheck(Path::new(&project.root), items).await?)
 }
 
 /// Shows a project file in the desktop's file manager.

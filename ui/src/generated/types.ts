@@ -1202,6 +1202,16 @@ line: number | null,
  * Why the person's editor was not used (only with the default app), e.g. `$VISUAL is not set`.
  */
 note: string | null, };
+export type RecheckedEvidence = { 
+/**
+ * The items in the order given, with `state`, `text`, `stale` and `trust` as they are now.
+ */
+items: Array<CheckedEvidence>, 
+/**
+ * The items counted by trust now; `null` when none has provenance (a trace written before it
+ * was recorded: the UI says "provenance not recorded").
+ */
+trust: TrustSummary | null, };
 export type ConnectionTest = { 
 /**
  * True when the model answered.

@@ -5,6 +5,7 @@ import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen } from '@tauri-apps/api/event';
 import type {
   ApprovalAnswer,
+  CheckedEvidence,
   CommandError,
   ErrorCode,
   ConnectionTest,
@@ -18,6 +19,7 @@ import type {
   OnEvents,
   ProjectInfo,
   RecentProject,
+  RecheckedEvidence,
   RunHandle,
   SessionSummary,
   Settings,
@@ -83,6 +85,8 @@ export interface Backend {
   loadToolOutput(sessionId: string, callId: string): Promise<string>;
   deleteSession(sessionId: string): Promise<void>;
   readProjectFile(path: string, startLine?: number, endLine?: number): Promise<FileWindow>;
+  /** Recorded evidence checked against the open project now (existence, text, staleness); nothing is written. */
+  recheckEvidence(items: CheckedEvidence[]): Promise<RecheckedEvidence>;
   revealFile(path: string): Promise<void>;
   /** Opens the file at `line` in $VISUAL/$EDITOR when it is a known desktop editor, else with the default app. */
   openInEditor(path: string, line?: number): Promise<EditorOpened>;
@@ -150,6 +154,7 @@ export const tauriBackend: Backend = {
   loadToolOutput: (sessionId, callId) => call('load_tool_output', { sessionId, callId }),
   deleteSession: (sessionId) => call('delete_session', { sessionId }),
   readProjectFile: (path, startLine, endLine) => call('read_project_file', { path, startLine, endLine }),
+  recheckEvidence: (items) => call('recheck_evidence', { items }),
   revealFile: (path) => call('reveal_file', { path }),
   openInEditor: (path, line) => call('open_in_editor', { path, line }),
   getSettings: () => call('get_settings'),

@@ -7,7 +7,9 @@ import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
 import { keyOrigin } from './keyOrigin';
 import { BUILTIN_PROFILES, MAX_PARALLELISM, MAX_WINDOW_LINES, REPLAY_INLINE_OUTPUT_BYTES } from '../generated/constants';
 import { isLoopbackUrl } from './setup';
+import { deriveTrust, summarize } from './trust';
 import type {
+  CheckedEvidence,
   KeyStatus,
   ModelSlot,
   OnEvents,
@@ -487,6 +489,26 @@ export function createFakeBackend(opts: FakeOptions = {}): FakeBackend {
       // Like the app: at most MAX_WINDOW_LINES lines per call.
       const e = Math.min(f.total, endLine ?? f.total, s + MAX_WINDOW_LINES - 1);
       return { path, total_lines: f.total, start_line: s, lines: lines.slice(s - 1, e), language: 'rust' };
+    },
+    async recheckEvidence(items) {
+      needProject();
+      await wait(30);
+      // The demo's files never change after the run read them, so nothing turns stale here; what the
+      // disk check finds (a missing file, a line past the end) is found as the app would.
+      const now = items.map((e) => {
+        const f = FILES[e.path];
+        const outside = e.path.startsWith('/') || e.path.split('/').includes('..');
+        const state: CheckedEvidence['state'] =
+          e.state === 'unparseable' ? 'unparseable' : outside ? 'outside_project' : f === undefined ? 'missing_file' : e.line > f.total || (e.end_line ?? e.line) > f.total ? 'line_out_of_range' : 'valid';
+        const text = state === 'valid' && f !== undefined ? (f.lines[e.line] ?? FILLER[e.line % FILLER.length]).trimEnd() : null;
+        const out: CheckedEvidence = { ...e, state, text, stale: state === 'valid' ? e.stale : undefined };
+        if (out.stale !== true) delete out.stale;
+        const trust = deriveTrust(out);
+        if (trust === undefined) delete out.trust;
+        else out.trust = trust;
+        return out;
+      });
+      return { items: now, trust: summarize(now) };
     },
     revealFile: async () => undefined,
     async openInEditor(path, line) {

@@ -21,6 +21,16 @@ export interface FileView {
   moreError: string | null;
   /** Said in the footer when the viewer reloaded itself, e.g. because the file changed on disk. */
   note: string | null;
+  /** Set when the citation opened is stale: the file changed since the agent read it. */
+  stale: StaleCitation | null;
+}
+
+/** A stale citation's cited line as the agent was shown it and as it reads now (null when not known). */
+export interface StaleCitation {
+  /** Who read it: `the subagent`, `the agent`. */
+  reader: string;
+  then: string | null;
+  now: string | null;
 }
 
 /** Lines the file viewer asks for above a cited line, so the citation has context to scroll within. */
@@ -48,11 +58,11 @@ export class FileViewerStore {
   }
 
   /** Opens the viewer on a window of lines around the citation (the backend gives at most 5000 at once). */
-  async open(path: string, line: number, endLine: number | null, note: string | null = null): Promise<void> {
+  async open(path: string, line: number, endLine: number | null, note: string | null = null, stale: StaleCitation | null = null): Promise<void> {
     const end = Math.max(endLine ?? line, line);
     this.fileSeq += 1;
     const seq = this.fileSeq;
-    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null, note };
+    const view: FileView = { id: seq, path, line, endLine: end, window: null, error: null, pieces: [], loading: null, moreError: null, note, stale };
     this.file = view;
     const start = Math.max(1, line - FILE_CONTEXT_BEFORE);
     try {
@@ -95,7 +105,7 @@ export class FileViewerStore {
         // spliced onto old ones by number would show rows twice or not at all under wrong numbers, so read
         // it afresh around the same citation. An edit that keeps the line count is not caught here: the
         // backend gives no version to compare, and re-reading every held line on each step would cost more.
-        await this.open(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
+        await this.open(cur.path, cur.line, cur.endLine, 'The file changed; reloaded', cur.stale);
         return false;
       }
       const before = edge === 'before';
@@ -114,7 +124,7 @@ export class FileViewerStore {
       const err = toApiError(e);
       if (err.code === 'invalid_argument' && edge === 'after') {
         // The backend refuses a start past the end: the file shrank on disk since it was read.
-        await this.open(cur.path, cur.line, cur.endLine, 'The file changed; reloaded');
+        await this.open(cur.path, cur.line, cur.endLine, 'The file changed; reloaded', cur.stale);
         return false;
       }
       this.file = { ...cur, loading: null, moreError: err.message };

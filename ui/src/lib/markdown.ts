@@ -1,7 +1,9 @@
 //! Assistant answers as Markdown, rendered to HTML that is safe to put in the page: raw HTML from the
 //! model is shown as text (markdown-it with `html: false`), links and images become text with their
 //! address (nothing in the app window navigates), fenced code is highlighted with highlight.ts, and
-//! `path:line` mentions of project files become buttons that open the file viewer.
+//! `path:line` mentions of project files become buttons that open the file viewer. A final answer's
+//! mentions that the host checked (`answer_checked`) carry marks: a broken or unseen one is visibly
+//! marked and explains itself on hover; a grounded one stays a plain link.
 //!
 //! A streaming answer is rendered block by block (split at blank lines outside code fences), and
 //! finished blocks are kept, so each new frame parses only the block still growing.
@@ -56,23 +58,47 @@ export function wholePathRef(text: string): PathRef | null {
   return m === null ? null : toRef(m[1], m[2], m[3]);
 }
 
+/** How a checked reference is marked where the answer mentions it (see `lib/trust.ts`). */
+export interface RefMark {
+  /** `EvidenceTrust`; `grounded` draws no mark. */
+  trust: string;
+  icon: string;
+  /** Said on hover. */
+  explain: string;
+}
+
+/** Marks by `refKey`. */
+export type RefMarks = ReadonlyMap<string, RefMark>;
+
+/** The key a reference is marked under: `path:line` or `path:line-end`. */
+export function refKey(path: string, line: number, endLine: number | null): string {
+  return endLine === null || endLine === line ? `${path}:${line}` : `${path}:${line}-${endLine}`;
+}
+
 function escapeHtml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function pathButton(ref: PathRef, inner: string): string {
+function pathButton(ref: PathRef, inner: string, marks: RefMarks | null): string {
   const end = ref.endLine === null ? '' : ` data-end="${ref.endLine}"`;
   const where = ref.endLine === null ? `line ${ref.line}` : `lines ${ref.line}-${ref.endLine}`;
-  return `<button type="button" class="md-path" data-testid="md-path" data-path="${escapeHtml(ref.path)}" data-line="${ref.line}"${end} title="Open ${escapeHtml(ref.path)} at ${where}">${inner}</button>`;
+  const open = `Open ${ref.path} at ${where}`;
+  const mark = marks?.get(refKey(ref.path, ref.line, ref.endLine));
+  if (mark === undefined || mark.trust === 'grounded') {
+    const trust = mark === undefined ? '' : ` data-trust="${escapeHtml(mark.trust)}"`;
+    return `<button type="button" class="md-path" data-testid="md-path" data-path="${escapeHtml(ref.path)}" data-line="${ref.line}"${end}${trust} title="${escapeHtml(open)}">${inner}</button>`;
+  }
+  const t = escapeHtml(mark.trust);
+  return `<button type="button" class="md-path md-ref md-ref-${t}" data-testid="md-path" data-path="${escapeHtml(ref.path)}" data-line="${ref.line}"${end} data-trust="${t}" title="${escapeHtml(`${mark.explain}. ${open}`)}">${inner}<span class="md-ref-mark tr tr-${t}" aria-hidden="true">${escapeHtml(mark.icon)}</span><span class="md-ref-sr"> (${escapeHtml(mark.explain)})</span></button>`;
 }
 
 /** Escaped text with its `path:line` mentions as buttons. */
-function linkifyText(text: string, linkPaths: boolean): string {
+function linkifyText(text: string, linkPaths: boolean, marks: RefMarks | null): string {
   if (!linkPaths) return escapeHtml(text);
   let out = '';
   let at = 0;
   for (const { start, end, ref } of findPathRefs(text)) {
-    out += escapeHtml(text.slice(at, start)) + pathButton(ref, escapeHtml(text.slice(start, end)));
+    out += escapeHtml(text.slice(at, start)) + pathButton(ref, escapeHtml(text.slice(start, end)), marks);
     at = end;
   }
   return out + escapeHtml(text.slice(at));
@@ -114,6 +140,7 @@ export function splitBlocks(text: string): string[] {
 interface RenderEnv {
   linkPaths: boolean;
   hrefs: string[];
+  marks: RefMarks | null;
 }
 
 function createParser(): MarkdownIt {
@@ -123,12 +150,12 @@ function createParser(): MarkdownIt {
   const rules = md.renderer.rules;
   const env = (e: unknown): RenderEnv => e as RenderEnv;
 
-  rules.text = (tokens, idx, _o, e) => linkifyText(tokens[idx].content, env(e).linkPaths);
+  rules.text = (tokens, idx, _o, e) => linkifyText(tokens[idx].content, env(e).linkPaths, env(e).marks);
   rules.code_inline = (tokens, idx, _o, e) => {
     const code = tokens[idx].content;
     const inner = `<code>${escapeHtml(code)}</code>`;
     const ref = env(e).linkPaths ? wholePathRef(code) : null;
-    return ref === null ? inner : pathButton(ref, inner);
+    return ref === null ? inner : pathButton(ref, inner, env(e).marks);
   };
   const codeBlock = (content: string, info: string): string => {
     const name = info.trim().split(/\s+/)[0] ?? '';
@@ -172,22 +199,24 @@ export class MarkdownRenderer {
   parsedChars = 0;
 
   /** The whole text as HTML. */
-  render(text: string, linkPaths = true): string {
-    return this.blocks(text, linkPaths).join('');
+  render(text: string, linkPaths = true, marks: RefMarks | null = null): string {
+    return this.blocks(text, linkPaths, marks).join('');
   }
 
-  /** The HTML of each top-level block of `text`. */
-  blocks(text: string, linkPaths = true): string[] {
+  /** The HTML of each top-level block of `text`, its checked references marked by `marks`. */
+  blocks(text: string, linkPaths = true, marks: RefMarks | null = null): string[] {
     const next = new Map<string, string>();
+    // Marks change a block's HTML: a block is reused only under the same marks.
+    const markKey = marks === null || marks.size === 0 ? '' : JSON.stringify([...marks.entries()]);
     const out = splitBlocks(text).map((src) => {
-      const key = `${linkPaths ? 1 : 0}${src}`;
+      const key = `${linkPaths ? 1 : 0}${markKey.length}:${markKey}${src}`;
       const known = next.get(key) ?? this.cache.get(key);
       if (known !== undefined) {
         next.set(key, known);
         return known;
       }
       this.parsedChars += src.length;
-      const html = this.md.render(src, { linkPaths, hrefs: [] } satisfies RenderEnv);
+      const html = this.md.render(src, { linkPaths, hrefs: [], marks } satisfies RenderEnv);
       next.set(key, html);
       return html;
     });

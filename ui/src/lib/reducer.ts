@@ -8,12 +8,14 @@ import type {
   BudgetKind,
   Budgets,
   BudgetUsage,
+  CheckedEvidence,
   JsonValue,
   ModelInfo,
   ModelSlot,
   SandboxMode,
   SubagentResult,
   TerminalReason,
+  TrustSummary,
   TodoItem,
   ToolStatus,
   TraceRecord,
@@ -87,6 +89,14 @@ export interface Span {
   end: number | null;
 }
 
+/** The main agent's final answer of one run, its `path:line` references checked (`answer_checked`). */
+export interface AnswerCheck {
+  /** The assistant item holding that answer (the last one with text before the check), if any. */
+  itemId: string | null;
+  references: CheckedEvidence[];
+  trust: TrustSummary;
+}
+
 export interface TokenPair {
   input: number;
   output: number;
@@ -151,6 +161,8 @@ export interface SessionNode {
   pendingApprovals: number;
   /** How its Bash calls were confined (`off`: without the OS sandbox); null when not recorded. */
   bashSandbox: SandboxMode | null;
+  /** Its final answers' references as checked, one per run that cited any (main agent). */
+  answerChecks: AnswerCheck[];
 }
 
 export interface TreeState {
@@ -208,6 +220,7 @@ function newNode(id: string, parentId: string | null, depth: number, ts: number)
     spans: [],
     pendingApprovals: 0,
     bashSandbox: null,
+    answerChecks: [],
   };
 }
 
@@ -693,6 +706,18 @@ function applyOne(d: Draft, r: TraceRecord): void {
     }
     case 'cancel_requested': {
       node.items.push({ kind: 'notice', id: `n${r.seq}`, level: 'warn', text: `Cancel requested (${e.reason})`, ts });
+      break;
+    }
+    case 'answer_checked': {
+      let itemId: string | null = null;
+      for (let i = node.items.length - 1; i >= 0; i -= 1) {
+        const it = node.items[i];
+        if (it.kind === 'assistant' && it.text !== '') {
+          itemId = it.id;
+          break;
+        }
+      }
+      node.answerChecks = [...node.answerChecks, { itemId, references: e.references, trust: e.trust }];
       break;
     }
     case 'run_ended': {

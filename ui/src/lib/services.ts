@@ -4,7 +4,7 @@
 //! `AppStore.backend` is private, so svelte-check refuses a view that tries.
 
 import type { Backend } from './api';
-import type { ConnectionTest, EditorOpened, KeyStatus, ModelListing, ModelSlot, ModelSlotConfig, OllamaStatus, RecentProject, SessionSummary } from './types';
+import type { CheckedEvidence, ConnectionTest, EditorOpened, KeyStatus, ModelListing, ModelSlot, ModelSlotConfig, OllamaStatus, RecentProject, RecheckedEvidence, SessionSummary } from './types';
 
 /** Recent projects and the folder picker (the Start view). */
 export class ProjectsService {
@@ -54,9 +54,12 @@ export class ModelsService {
   }
 }
 
-/** The file viewer's ways out: the file manager and the person's editor. */
+/** The file viewer's ways out (the file manager, the person's editor), and evidence checked against the files now. */
 export class FilesService {
   constructor(private readonly backend: Backend) {}
+  recheckEvidence(items: CheckedEvidence[]): Promise<RecheckedEvidence> {
+    return this.backend.recheckEvidence(items);
+  }
   reveal(path: string): Promise<void> {
     return this.backend.revealFile(path);
   }

@@ -11,11 +11,14 @@ import { toApiError, type ApiError } from './api';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
 import { NoticeStore, type Notice } from './notices.svelte';
-import { FileViewerStore, type FileView } from './fileViewer.svelte';
+import { FileViewerStore, type FileView, type StaleCitation } from './fileViewer.svelte';
 import { SettingsFormStore } from './settingsForm.svelte';
+import { answerKey, EvidenceChecks } from './evidence.svelte';
+import { answerShown, withRecheck, type AnswerShown } from './trust';
+import type { SessionNode } from './reducer';
 import { checkSetup } from './setup';
 import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService } from './services';
-import type { ApprovalAnswer, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
+import type { ApprovalAnswer, CheckedEvidence, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
 import type { FieldErrors, ServerError } from './settingsErrors';
 
 export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
@@ -131,6 +134,10 @@ export class AppStore {
 
   /** Full outputs that replay left out, fetched when their tool call is expanded. */
   readonly toolOutputs: ToolOutputCache;
+  /** Evidence re-checked against the disk when it is opened (the shown session's). */
+  readonly evidence: EvidenceChecks;
+  /** The tree and the Timeline show only agents whose result is unsupported (and the way to them). */
+  onlyUnsupported = $state(false);
 
   private live: LiveRun | null = null;
   private frame: number | null = null;
@@ -146,6 +153,7 @@ export class AppStore {
     this.fileViewer = new FileViewerStore((path, start, end) => this.backend.readProjectFile(path, start, end));
     this.settingsForm = new SettingsFormStore((settings) => this.backend.saveSettings(settings), () => this.backend.getSettings());
     this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
+    this.evidence = new EvidenceChecks((items) => this.files.recheckEvidence(items));
   }
 
   get settingsDraft(): Settings | null {
@@ -359,6 +367,7 @@ export class AppStore {
   reset(): void {
     this.tree = emptyState();
     this.toolOutputs.clear();
+    this.evidence.clear();
     this.sessionId = null;
     this.selected = null;
     this.running = false;
@@ -554,8 +563,34 @@ export class AppStore {
     this.fileViewer.file = v;
   }
 
-  openFile(path: string, line: number, endLine: number | null, note: string | null = null): Promise<void> {
-    return this.fileViewer.open(path, line, endLine, note);
+  openFile(path: string, line: number, endLine: number | null, note: string | null = null, stale: StaleCitation | null = null): Promise<void> {
+    return this.fileViewer.open(path, line, endLine, note, stale);
+  }
+
+  /** `node`'s result with its evidence as last re-checked (the recorded one until then). */
+  resultOf(node: SessionNode | undefined): SessionNode['result'] {
+    if (node === undefined || node.result === null) return null;
+    return withRecheck(node.result, this.evidence.get(node.id));
+  }
+
+  /** The final answer `itemId` of `node`, its references as checked (and re-checked once shown); null when none was checked. */
+  answerOf(node: SessionNode | undefined, itemId: string): AnswerShown | null {
+    const check = node?.answerChecks.find((c) => c.itemId === itemId);
+    if (node === undefined || check === undefined) return null;
+    return answerShown(check, this.evidence.get(answerKey(node.id, itemId)));
+  }
+
+  /** Re-checks every final answer's references of `node` (they are on screen). */
+  recheckAnswers(node: SessionNode | undefined): void {
+    for (const c of node?.answerChecks ?? []) {
+      if (c.itemId !== null) void this.evidence.open(answerKey(node?.id ?? '', c.itemId), c.references);
+    }
+  }
+
+  /** Opens a citation in the file viewer; a stale one says so, with its line then and now. */
+  openEvidence(e: CheckedEvidence, reader = 'the subagent'): Promise<void> {
+    const stale = e.stale === true || e.trust === 'stale' ? { reader, then: e.seen_text ?? null, now: e.text } : null;
+    return this.openFile(e.path, e.line, e.end_line, null, stale);
   }
 
   loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use canopy_host::{history, Host};
 use clap::{Parser, Subcommand};
 
+mod evidence;
 mod models;
 mod render;
 mod run;
@@ -111,8 +112,16 @@ fn main() -> ExitCode {
 }
 
 fn trace_show(path: &Path) -> Result<ExitCode, String> {
+    let dir = if path.is_dir() {
+        path
+    } else {
+        path.parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."))
+    };
     for tree in history::trees_at(path).map_err(|e| e.to_string())? {
-        print!("{}", render::tree(&tree));
+        let notes = evidence::notes(dir, &tree);
+        print!("{}", render::tree(&tree, &notes));
     }
     Ok(ExitCode::SUCCESS)
 }

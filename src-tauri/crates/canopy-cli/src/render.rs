@@ -146,13 +146,13 @@ fn escape(s: &str, keep_lines: bool) -> String {
 const MAX_INDENT: usize = 32;
 
 /// The tree of a session and its descendants, one agent per line with budgets used/limit.
-pub fn tree(root: &SessionNode) -> String {
+pub fn tree(root: &SessionNode, notes: &crate::evidence::Notes) -> String {
     let mut out = String::new();
     // Without recursion: a chain of sessions can be thousands deep. Each entry is a node and, per
     // level above it, whether that ancestor was the last of its siblings.
     let mut stack: Vec<(&SessionNode, Vec<bool>)> = vec![(root, Vec::new())];
     while let Some((n, lasts)) = stack.pop() {
-        write_node(&mut out, n, &lasts);
+        write_node(&mut out, n, &lasts, notes.get(&n.session_id));
         let count = n.children.len();
         for (i, c) in n.children.iter().enumerate().rev() {
             let mut l = lasts.clone();
@@ -180,7 +180,7 @@ fn prefixes(lasts: &[bool]) -> (String, String) {
     (format!("{prefix}{branch}"), cont)
 }
 
-fn write_node(out: &mut String, n: &SessionNode, lasts: &[bool]) {
+fn write_node(out: &mut String, n: &SessionNode, lasts: &[bool], notes: Option<&Vec<String>>) {
     let (lead, child_prefix) = prefixes(lasts);
     let label = match (&n.description, n.agent) {
         (Some(d), _) => format!("{} \"{}\"", n.profile, d),
@@ -232,5 +232,9 @@ fn write_node(out: &mut String, n: &SessionNode, lasts: &[bool]) {
             n.tool_calls,
             n.usage_with_descendants.total()
         );
+    }
+    let bar = if n.children.is_empty() { " " } else { "│" };
+    for note in notes.into_iter().flatten() {
+        let _ = writeln!(out, "{child_prefix}{bar}   {}", one_line(note));
     }
 }

@@ -617,3 +617,164 @@ async fn project_profiles_are_announced_and_used_only_once_trusted() {
     assert!(stderr.contains("are NOT used: docs"), "{stderr}");
     assert!(!last_request_has("PROFILE-DESC-TWO"));
 }
+
+/// A crafted evidence item as the runtime records it.
+fn cited(raw: &str, line: u32, state: &str, trust: Option<&str>) -> serde_json::Value {
+    let (path, _) = raw.split_once(':').expect("path:line");
+    let mut e = json!({"raw": raw, "path": path, "line": line, "end_line": null, "state": state,
+        "text": if state == "valid" { Some("x") } else { None }});
+    if let Some(t) = trust {
+        e["trust"] = json!(t);
+        e["provenance"] = json!(match t {
+            "unseen" => "unseen",
+            "file_seen" => "file_seen",
+            _ => "seen",
+        });
+    }
+    e
+}
+
+fn result_with(
+    evidence: Vec<serde_json::Value>,
+    trust: Option<serde_json::Value>,
+    unsupported: Option<&str>,
+) -> serde_json::Value {
+    let mut r = json!({"status": "completed", "summary": "s", "findings": ["f"], "evidence": evidence,
+        "unresolved_questions": [], "verdict": null, "reasons": []});
+    if let Some(t) = trust {
+        r["trust"] = t;
+    }
+    if let Some(u) = unsupported {
+        r["unsupported"] = json!(u);
+    }
+    r
+}
+
+fn trust(total: u32, grounded: u32, unseen: u32, stale: u32, invalid: u32) -> serde_json::Value {
+    json!({"total": total, "grounded": grounded, "file_seen": 0, "unseen": unseen, "quote_mismatch": 0, "stale": stale, "invalid": invalid})
+}
+
+/// Appends records to a session file written by `session_file` (before its end, seq numbers after it).
+fn append(dir: &std::path::Path, id: &str, parent: Option<&str>, events: Vec<serde_json::Value>) {
+    let path = dir.join(format!("{id}.jsonl"));
+    let mut text = std::fs::read_to_string(&path).expect("read");
+    for (i, e) in events.into_iter().enumerate() {
+        text.push_str(&record(id, parent, 10 + i as u64, 5_000 + i as u64, e));
+        text.push('\n');
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn trace_show_prints_each_results_trust_line_why_it_is_unsupported_and_the_answer_check() {
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: "http://127.0.0.1:9/v1".into(),
+    };
+    let dir = env.dirs.path().join("traces");
+    std::fs::create_dir(&dir).expect("mkdir");
+    session_file(&dir, "s-root", None, 1_000);
+    session_file(&dir, "s-good", Some("s-root"), 2_000);
+    session_file(&dir, "s-guess", Some("s-root"), 3_000);
+    let good = result_with(
+        vec![
+            cited("src/auth.rs:8", 8, "valid", Some("grounded")),
+            cited("src/db.rs:3", 3, "valid", Some("stale")),
+            cited("src/net.rs:4", 4, "valid", Some("unseen")),
+        ],
+        Some(trust(3, 1, 1, 1, 0)),
+        None,
+    );
+    let guess = result_with(vec![], Some(trust(0, 0, 0, 0, 0)), Some("no_tool_calls"));
+    let done = |child: &str, result: serde_json::Value| {
+        json!({"type": "subagent_completed", "child_session_id": child, "tool_call_id": format!("call-{child}"),
+            "terminal_reason": "completed", "result": result, "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
+            "tool_calls": 0, "elapsed_ms": 5})
+    };
+    append(
+        &dir,
+        "s-root",
+        None,
+        vec![
+            done("s-good", good),
+            done("s-guess", guess),
+            json!({"type": "answer_checked", "references": [
+                cited("src/auth.rs:8", 8, "valid", Some("grounded")),
+                cited("src/gone.rs:9", 9, "missing_file", Some("invalid")),
+            ], "trust": trust(2, 1, 0, 0, 1)}),
+        ],
+    );
+
+    let (ok, out, err) = show_within(&env, &dir, 10);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let after = |id: &str| -> Vec<&str> {
+        let at = lines
+            .iter()
+            .position(|l| l.contains(id))
+            .unwrap_or_else(|| panic!("{id} in:\n{out}"));
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| !l.contains("— s-"))
+            .copied()
+            .collect()
+    };
+    let good = after("s-good").join("\n");
+    assert!(
+        good.contains("evidence: 1 of 3 citations seen and valid · 1 unseen · 1 stale"),
+        "{out}"
+    );
+    assert!(
+        good.contains("src/db.rs:3 — stale: changed since it was read"),
+        "{out}"
+    );
+    assert!(
+        good.contains("src/net.rs:4 — unseen: never opened"),
+        "{out}"
+    );
+    assert!(
+        !good.contains("src/auth.rs:8"),
+        "grounded ones are only counted: {out}"
+    );
+    let guess = after("s-guess").join("\n");
+    assert!(
+        guess.contains("unsupported: no tool calls — written after zero tool calls"),
+        "{out}"
+    );
+    let root = after("s-root").join("\n");
+    assert!(
+        root.contains("answer references: 1 of 2 citations seen and valid · 1 invalid"),
+        "{out}"
+    );
+    assert!(
+        root.contains("src/gone.rs:9 — invalid (missing_file)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn trace_show_says_provenance_not_recorded_for_a_result_from_an_older_trace() {
+    let env = Env {
+        dirs: tempfile::tempdir().expect("tmp"),
+        base_url: "http://127.0.0.1:9/v1".into(),
+    };
+    let dir = env.dirs.path().join("old");
+    std::fs::create_dir(&dir).expect("mkdir");
+    session_file(&dir, "s-root", None, 1_000);
+    session_file(&dir, "s-old", Some("s-root"), 2_000);
+    let old = result_with(vec![cited("src/auth.rs:8", 8, "valid", None)], None, None);
+    append(
+        &dir,
+        "s-root",
+        None,
+        vec![
+            json!({"type": "subagent_completed", "child_session_id": "s-old", "tool_call_id": "c",
+            "terminal_reason": "completed", "result": old, "usage": {"input_tokens": 1, "output_tokens": 1, "estimated": false},
+            "tool_calls": 1, "elapsed_ms": 5}),
+        ],
+    );
+    let (ok, out, err) = show_within(&env, &dir.join("s-root.jsonl"), 10);
+    assert!(ok, "{err}");
+    assert!(out.contains("evidence: provenance not recorded"), "{out}");
+    assert!(!out.contains("unsupported"), "{out}");
+}

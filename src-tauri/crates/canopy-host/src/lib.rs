@@ -5,7 +5,8 @@
 //! redacts; the open project, the recent list and the person's trust in a project's own profiles
 //! ([`projects`]); live runs, their follow-ups, cancellation and approvals ([`runs`], with the
 //! batching [`bridge`] to a viewer); the history of past sessions; the test call to a model; the
-//! viewer's file windows and its language table; opening a file in the person's editor. The hosts
+//! viewer's file windows and its language table; evidence re-checked against the disk when a
+//! person opens it ([`evidence`]); opening a file in the person's editor. The hosts
 //! only translate: the app into commands and `{code, message}` errors, the CLI into subcommands,
 //! stdout and exit codes. Like the runtime, this crate never depends on tauri.
 
@@ -13,6 +14,7 @@ pub mod bridge;
 pub mod connection;
 pub mod editor;
 mod error;
+pub mod evidence;
 pub mod files;
 pub mod history;
 mod host;
