@@ -18,6 +18,7 @@ mod fsutil;
 pub mod paths;
 pub mod sandbox;
 pub mod secrets;
+pub mod seen;
 pub mod stamp;
 mod tools;
 pub mod truncate;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{SeenFile, ToolKind};
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -174,6 +174,7 @@ fn glob(
     // Room is kept for the note on what was left out, so the whole listing fits `cap`.
     let body_cap = cap.saturating_sub(NOTE_ROOM_BYTES);
     let mut listed = 0usize;
+    let mut seen = Vec::new();
     for (_, path) in &found {
         if out.len() + path.len() + 1 > body_cap {
             break;
@@ -181,6 +182,11 @@ fn glob(
         out.push_str(path);
         out.push('\n');
         listed += 1;
+        seen.push(SeenFile {
+            path: path.clone(),
+            lines: Vec::new(),
+            stamp: None,
+        });
     }
     if total > listed {
         let more = total - listed;
@@ -189,7 +195,9 @@ fn glob(
             if more == 1 { "" } else { "s" }
         ));
     }
-    Ok(ToolOutput::text(out))
+    let mut result = ToolOutput::text(out);
+    result.seen = seen;
+    Ok(result)
 }
 
 /// Collects a walker thread's matches locally and hands them over once, when the thread is done.
@@ -279,6 +287,29 @@ mod tests {
             out.content,
             "src/deep/newest.rs\nsrc/mid.rs\ntop.rs\nsrc/old.rs\n"
         );
+    }
+
+    #[tokio::test]
+    async fn a_listing_reports_exactly_the_files_it_shows() {
+        let (_dir, ctx) = tree();
+        let out = run(
+            &GlobTool,
+            &ctx,
+            json!({"pattern": "**/*.rs", "max_results": 2}),
+        )
+        .await
+        .unwrap();
+        let paths: Vec<&str> = out.seen.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["src/deep/newest.rs", "src/mid.rs"],
+            "{}",
+            out.content
+        );
+        assert!(out
+            .seen
+            .iter()
+            .all(|f| f.lines.is_empty() && f.stamp.is_none()));
     }
 
     #[tokio::test]
