@@ -21,6 +21,12 @@ pub(crate) async fn run_main(
     if let Ok(mut d) = ctx.descendants.lock() {
         *d = Usage::default();
     }
+    // "Seen by an agent of this run": what earlier runs showed does not count.
+    for tracker in [&ctx.seen, &*ctx.run_seen] {
+        if let Ok(mut t) = tracker.lock() {
+            t.clear();
+        }
+    }
     ctx.start_run(prompt.clone());
     history.push(Message::user(prompt.clone()));
     let mut st = LoopState::new(ctx.budgets(), ctx.runtime.settings.wrap_up_ratio);

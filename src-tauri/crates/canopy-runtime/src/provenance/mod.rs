@@ -2,5 +2,7 @@
 //! citation by it — seen or not, still true on disk or stale, quoted faithfully or not.
 
 mod recheck;
+mod tracker;
 
 pub use recheck::recheck;
+pub use tracker::{FileSeen, Tracker, MAX_FILES, MAX_RANGES_PER_FILE};

@@ -70,8 +70,9 @@ impl TypedTool for GlobTool {
     async fn call(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
+        let record_seen = ctx.record_seen;
         walk::run_cancellable(ctx, "glob", move |root, cancel| {
-            glob(root, &args, &secrets, cap, cancel)
+            glob(root, &args, &secrets, cap, record_seen, cancel)
         })
         .await
     }
@@ -82,6 +83,7 @@ fn glob(
     args: &GlobArgs,
     secrets: &Arc<SecretFiles>,
     cap: usize,
+    record_seen: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -196,7 +198,9 @@ fn glob(
         ));
     }
     let mut result = ToolOutput::text(out);
-    result.seen = seen;
+    if record_seen {
+        result.seen = seen;
+    }
     Ok(result)
 }
 

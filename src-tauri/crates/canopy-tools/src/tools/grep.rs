@@ -100,8 +100,9 @@ impl TypedTool for GrepTool {
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
+        let record_seen = ctx.record_seen;
         walk::run_cancellable(ctx, "grep", move |root, cancel| {
-            grep(root, &args, &secrets, cap, cancel)
+            grep(root, &args, &secrets, cap, record_seen, cancel)
         })
         .await
     }
@@ -121,6 +122,7 @@ fn grep(
     args: &GrepArgs,
     secrets: &Arc<SecretFiles>,
     cap: usize,
+    record_seen: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -185,6 +187,9 @@ fn grep(
     );
     // Printed lines are stamped so a later edit of the file makes a citation of them stale; a
     // file that cannot be read again now is recorded without a stamp.
+    if !record_seen {
+        seen.clear();
+    }
     if mode == OutputMode::Content {
         for f in &mut seen {
             f.stamp = stamp::stamp_file(&root.join(&f.path)).ok();

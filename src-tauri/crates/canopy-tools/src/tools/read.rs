@@ -140,7 +140,7 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
             Some(total),
             lossy,
             Some(hash),
-            stamp::stamp_bytes(&bytes),
+            ctx.record_seen.then(|| stamp::stamp_bytes(&bytes)),
         )
     } else {
         let mut reader = BufReader::new(file);
@@ -168,7 +168,9 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
                 break true;
             }
             std::hash::Hasher::write(&mut hasher, &buf);
-            stamper.update(&buf);
+            if ctx.record_seen {
+                stamper.update(&buf);
+            }
             total += 1;
             if total >= offset && total < end {
                 let line = String::from_utf8_lossy(&buf);
@@ -180,7 +182,13 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         // Only a read that saw every byte knows the line count and can vouch for the content.
         let whole = at_eof.then_some(total);
         let hash = at_eof.then(|| std::hash::Hasher::finish(&hasher));
-        (selected, whole, lossy, hash, stamper.finish(size))
+        (
+            selected,
+            whole,
+            lossy,
+            hash,
+            ctx.record_seen.then(|| stamper.finish(size)),
+        )
     };
 
     if let Some(hash) = stamp_hash {
@@ -196,11 +204,13 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
 
     if total_lines == Some(0) {
         let mut out = ToolOutput::text(format!("`{shown}` is empty (0 bytes)."));
-        out.seen = vec![SeenFile {
-            path: shown.clone(),
-            lines: Vec::new(),
-            stamp: Some(seen_stamp),
-        }];
+        if ctx.record_seen {
+            out.seen = vec![SeenFile {
+                path: shown.clone(),
+                lines: Vec::new(),
+                stamp: seen_stamp,
+            }];
+        }
         return Ok(out);
     }
     if let Some(total_lines) = total_lines.filter(|&t| offset > t) {
@@ -274,16 +284,18 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         )),
     }
     let mut result = ToolOutput::text(out);
-    result.seen = vec![SeenFile {
-        path: shown.clone(),
-        // A line cut to fit still had its number and start shown: it counts as seen.
-        lines: if written_lines > 0 {
-            vec![[to_u32(offset), to_u32(last_shown)]]
-        } else {
-            Vec::new()
-        },
-        stamp: Some(seen_stamp),
-    }];
+    if ctx.record_seen {
+        result.seen = vec![SeenFile {
+            path: shown.clone(),
+            // A line cut to fit still had its number and start shown: it counts as seen.
+            lines: if written_lines > 0 {
+                vec![[to_u32(offset), to_u32(last_shown)]]
+            } else {
+                Vec::new()
+            },
+            stamp: seen_stamp,
+        }];
+    }
     Ok(result)
 }
 
