@@ -284,7 +284,7 @@ fn reads_config() -> Script {
                     &["the timeout is in seconds"],
                     json!(["src/config.rs:2"]),
                 ))
-                .first_byte_delay_ms(800),
+                .first_byte_delay_ms(1_500),
             ),
     )
 }
