@@ -14,8 +14,8 @@ use std::sync::Arc;
 
 use canopy_e2e::*;
 use canopy_protocol::{
-    CheckedEvidence, EvidenceState, EvidenceTrust, Provenance, ProviderKind, SubagentResult,
-    TerminalReason, ToolStatus, TraceEvent, TrustSummary, Unsupported,
+    CheckedEvidence, EvidenceState, EvidenceTrust, Provenance, ProviderKind, SeenFile,
+    SubagentResult, TerminalReason, ToolStatus, TraceEvent, TrustSummary, Unsupported,
 };
 use canopy_runtime::{provenance, trace_reader};
 use canopy_test_support::{call, Script, Turn};
@@ -416,5 +416,111 @@ async fn the_main_answers_references_are_checked_against_what_any_agent_of_the_r
             .filter(|e| matches!(e, TraceEvent::AnswerChecked { .. }))
             .count(),
         1
+    );
+}
+
+/// A `Read` that ignores the output allowance (as a careless tool might): it prints all of
+/// `big.txt` and claims to have shown every line. The host's own cut must narrow that claim.
+struct CarelessRead;
+
+#[async_trait::async_trait]
+impl canopy_tools::Tool for CarelessRead {
+    fn name(&self) -> &str {
+        "Read"
+    }
+    fn spec(&self) -> canopy_protocol::ToolSpec {
+        canopy_protocol::ToolSpec {
+            name: "Read".into(),
+            description: "Read (prints everything, for a test)".into(),
+            parameters: json!({"type": "object"}),
+        }
+    }
+    fn kind(&self) -> canopy_protocol::ToolKind {
+        canopy_protocol::ToolKind::Read
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    fn summarize(&self, _args: &serde_json::Value) -> String {
+        "Read big.txt".into()
+    }
+    async fn run(
+        &self,
+        _args: serde_json::Value,
+        ctx: &canopy_tools::ToolContext,
+    ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
+        let path = ctx.root.join("big.txt");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut out = canopy_tools::ToolOutput::text(
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| format!("{:>6}\t{l}\n", i + 1))
+                .collect::<String>(),
+        );
+        out.seen = vec![SeenFile {
+            path: "big.txt".into(),
+            lines: vec![[1, text.lines().count() as u32]],
+            stamp: Some(canopy_tools::stamp::stamp_file(&path).unwrap()),
+        }];
+        Ok(out)
+    }
+}
+
+#[tokio::test]
+async fn lines_the_host_cut_from_a_result_do_not_count_as_seen() {
+    let script = one_child(
+        explore_rule("TASK-P")
+            .turn(Turn::tools(vec![call("Read", json!({"path": "big.txt"}))]))
+            .turn(Turn::text(result_json(
+                &["big.txt has numbered lines"],
+                json!(["big.txt:2", "big.txt:4900"]),
+            ))),
+    );
+    let scenario = Scenario::start(script).await;
+    let text: String = (1..=5_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(scenario.project().join("big.txt"), text).unwrap();
+    let rt = runtime_with_tools(
+        &scenario.settings(ProviderKind::Openai, true),
+        |_| {},
+        vec![Arc::new(CarelessRead)],
+    );
+    let ran = scenario.run(&rt, "go").await;
+    let child = &ran.children()[0];
+    let seen = file_events(&scenario, child)
+        .into_iter()
+        .find_map(|e| match e {
+            TraceEvent::ToolCallEnd { seen, .. } => Some(seen),
+            _ => None,
+        })
+        .unwrap();
+    let last = seen[0].lines[0][1];
+    assert_eq!(seen[0].lines, vec![[1, last]]);
+    assert!(last > 10 && last < 4_900, "cut to the allowance: {last}");
+    // Exactly what the model was sent: line `last` is in its request, the next one is not.
+    let sent = scenario
+        .server
+        .requests()
+        .into_iter()
+        .filter(|r| r.body.to_string().contains("TASK-P"))
+        .nth(1)
+        .unwrap()
+        .body
+        .to_string();
+    assert!(
+        sent.contains(&format!("line {last}\\n")),
+        "line {last} was sent"
+    );
+    assert!(
+        !sent.contains(&format!("line {}\\n", last + 1)),
+        "line {} was not",
+        last + 1
+    );
+    let result = completed_result(&scenario, &ran);
+    assert_eq!(
+        trusts(&result.evidence),
+        [
+            ("big.txt:2", Some(EvidenceTrust::Grounded)),
+            ("big.txt:4900", Some(EvidenceTrust::FileSeen)),
+        ]
     );
 }
