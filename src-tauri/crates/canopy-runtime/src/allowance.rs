@@ -61,18 +61,19 @@ fn sent_len(text: &str) -> usize {
 
 /// Holds a result to the allowance: a result over it keeps its first lines that fit and says
 /// how much was cut. Tools that honour the allowance never reach this; it guards the others.
-pub(crate) fn fit(content: String, allowance: &TurnAllowance) -> String {
+/// The flag says whether it cut.
+pub(crate) fn fit(content: String, allowance: &TurnAllowance) -> (String, bool) {
     let limit = allowance.per_call_bytes.max(canopy_tools::MIN_OUTPUT_BYTES);
     let sent = sent_len(&content);
     if sent <= limit {
-        return content;
+        return (content, false);
     }
     // Scale the raw cut by how much escaping inflates this text, and keep room for the marker.
     let ratio = content.len() as f64 / sent as f64;
     let raw = ((limit.saturating_sub(320)) as f64 * ratio) as usize;
     let mut out = canopy_tools::truncate::cap_text(&content, usize::MAX, raw);
     out.push_str(" (cut by the host to this call's share of the room left in your context; ask for less: a narrower pattern, or `offset`/`limit`)");
-    out
+    (out, true)
 }
 
 /// The error result of a call past [`MAX_CALLS_PER_TURN`].
@@ -114,11 +115,12 @@ mod tests {
         // Tabs and newlines double when escaped: 1,600 raw bytes are 2,400 sent.
         let text: String = (0..400).map(|i| format!("\t{:02}\n", i % 100)).collect();
         assert!(sent_len(&text) > 2_000 && text.len() < 2_000);
-        let out = fit(text.clone(), &allowance);
+        let (out, cut) = fit(text.clone(), &allowance);
+        assert!(cut);
         assert!(sent_len(&out) <= 2_000, "{}", sent_len(&out));
         assert!(out.contains("[truncated: "), "{out}");
         assert!(out.contains("cut by the host"), "{out}");
         let small = "fits".to_string();
-        assert_eq!(fit(small.clone(), &allowance), small);
+        assert_eq!(fit(small.clone(), &allowance), (small, false));
     }
 }

@@ -14,6 +14,8 @@ use crate::profiles::ResultContract;
 
 /// Longest quoted line kept for display.
 const QUOTE_CAP: usize = 300;
+/// Most bytes of cited lines kept to compare a quote with.
+const QUOTED_TEXT_CAP: usize = 1024 * 1024;
 /// Most bytes read from one cited file.
 const EVIDENCE_READ_CAP: u64 = 64 * 1024 * 1024;
 
@@ -118,7 +120,7 @@ fn parse_and_check(
         return Err("`summary` is missing or empty; it must say what you found".into());
     }
     let findings = string_list("findings")?;
-    let evidence_raw = string_list("evidence")?;
+    let evidence_raw = evidence_list(obj.get("evidence"))?;
     let unresolved = string_list("unresolved_questions")?;
     let (status, verdict, reasons) = match contract {
         ResultContract::Explore | ResultContract::Text => {
@@ -161,7 +163,9 @@ fn parse_and_check(
         findings,
         evidence: evidence_raw
             .iter()
-            .map(|e| check_evidence_until(e, project_root, stop).ok_or(Stopped::Yes))
+            .map(|(raw, quote)| {
+                check_evidence_until(raw, quote.as_deref(), project_root, stop).ok_or(Stopped::Yes)
+            })
             .collect::<Result<Vec<_>, _>>()?,
         unresolved_questions: unresolved,
         verdict,
@@ -169,6 +173,41 @@ fn parse_and_check(
         trust: None,
         unsupported: None,
     })
+}
+
+/// The `evidence` list: each item a `"path:line"` string, or an object `{"ref": "path:line",
+/// "quote": "…"}` (also `{"path": …, "line": …, "end_line": …}`) that may quote the cited code.
+fn evidence_list(value: Option<&Value>) -> Result<Vec<(String, Option<String>)>, String> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err("`evidence` must be an array of \"path:line\" strings or {\"ref\": \"path:line\", \"quote\": \"…\"} objects".into()),
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::String(s) => Ok((s.clone(), None)),
+            Value::Object(o) => {
+                let quote = o
+                    .get("quote")
+                    .and_then(Value::as_str)
+                    .filter(|q| !q.trim().is_empty())
+                    .map(str::to_string);
+                let number = |k: &str| o.get(k).and_then(|n| n.as_u64().or_else(|| n.as_str()?.trim().parse().ok()));
+                let raw = match (o.get("ref").and_then(Value::as_str), o.get("path").and_then(Value::as_str), number("line")) {
+                    (Some(r), _, _) => r.to_string(),
+                    (None, Some(path), Some(line)) => match number("end_line").or_else(|| number("end")) {
+                        Some(end) => format!("{path}:{line}-{end}"),
+                        None => format!("{path}:{line}"),
+                    },
+                    _ => return Err(format!("`evidence[{i}]` must be a \"path:line\" string or an object with `ref` (\"path:line\") and an optional `quote`")),
+                };
+                Ok((raw, quote))
+            }
+            _ => Err(format!("`evidence[{i}]` must be a \"path:line\" string or an object with `ref` and `quote`")),
+        })
+        .collect()
 }
 
 /// [`validate`] off the async workers (the evidence check reads files), abandoned when `cancel`
@@ -222,8 +261,20 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
 
 /// Checks one reference against the project.
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
-    check_evidence_until(raw, project_root, &|| false)
+    check_evidence_until(raw, None, project_root, &|| false)
         .unwrap_or_else(|| CheckedEvidence::new(raw, raw, 0, None, EvidenceState::Unparseable))
+}
+
+/// A cited line as it is shown: trimmed at the end and capped at [`QUOTE_CAP`] characters.
+pub(crate) fn cap_display(line: &str) -> String {
+    let l = line.trim_end();
+    if l.chars().count() > QUOTE_CAP {
+        let mut s: String = l.chars().take(QUOTE_CAP).collect();
+        s.push('…');
+        s
+    } else {
+        l.to_string()
+    }
 }
 
 /// How many lines of a cited file are read between two looks at `stop`.
@@ -232,6 +283,7 @@ const STOP_CHECK_LINES: u32 = 4096;
 /// [`check_evidence`] that gives up (`None`) when `stop` says so while reading the file.
 fn check_evidence_until(
     raw: &str,
+    quote: Option<&str>,
     project_root: &Path,
     stop: &dyn Fn() -> bool,
 ) -> Option<CheckedEvidence> {
@@ -248,6 +300,7 @@ fn check_evidence_until(
         ));
     };
     let mut out = CheckedEvidence::new(raw, path.clone(), line, end_line, EvidenceState::Valid);
+    out.quote = quote.map(str::to_string);
     // The shared confinement rule; only the mapping onto evidence states is decided here.
     let resolved = match paths::resolve(project_root, &path, Access::Read) {
         Ok(resolved) => resolved,
@@ -277,6 +330,8 @@ fn check_evidence_until(
     let mut buf = Vec::new();
     let mut number = 0u32;
     let mut until_look = 0u32;
+    // The cited lines, for comparing a quote with them.
+    let mut cited = String::new();
     while number < last {
         if until_look == 0 {
             if stop() {
@@ -291,20 +346,17 @@ fn check_evidence_until(
             Ok(_) => number += 1,
         }
         if number == line {
-            let text = String::from_utf8_lossy(&buf);
-            let l = text.trim_end();
-            out.text = Some(if l.chars().count() > QUOTE_CAP {
-                let mut s: String = l.chars().take(QUOTE_CAP).collect();
-                s.push('…');
-                s
-            } else {
-                l.to_string()
-            });
+            out.text = Some(cap_display(&String::from_utf8_lossy(&buf)));
+        }
+        if quote.is_some() && number >= line && cited.len() < QUOTED_TEXT_CAP {
+            cited.push_str(&String::from_utf8_lossy(&buf));
         }
     }
     if number < last {
         out.state = EvidenceState::LineOutOfRange;
         out.text = None;
+    } else if let Some(quote) = quote {
+        out.quote_matches = Some(crate::provenance::quote_matches(quote, &cited));
     }
     Some(out)
 }
@@ -407,6 +459,39 @@ mod tests {
         assert!(verdict.unwrap_err().contains("reasons"));
     }
 
+    #[test]
+    fn evidence_may_be_an_object_with_a_quote_checked_against_the_cited_lines() {
+        let dir = project();
+        let ok = validate(
+            ResultContract::Explore,
+            r#"{"status":"completed","summary":"s","evidence":[
+                "src/auth.rs:1",
+                {"ref":"src/auth.rs:2","quote":"fn   login()"},
+                {"ref":"src/auth.rs:2-3","quote":"fn login() {}\n fn c() {}"},
+                {"path":"src/auth.rs","line":3,"quote":"fn login"},
+                {"path":"src/auth.rs","line":1,"end_line":2},
+                {"ref":"src/auth.rs:1","quote":"  "}
+            ]}"#,
+            dir.path(),
+        )
+        .unwrap();
+        let e = &ok.evidence;
+        assert_eq!((e[0].quote.as_deref(), e[0].quote_matches), (None, None));
+        assert_eq!(e[1].quote_matches, Some(true), "whitespace is ignored");
+        assert_eq!(e[2].quote_matches, Some(true), "a quote across a range");
+        assert_eq!(e[3].raw, "src/auth.rs:3");
+        assert_eq!(e[3].quote_matches, Some(false), "line 3 is not login");
+        assert_eq!(e[4].raw, "src/auth.rs:1-2");
+        assert_eq!(e[4].state, EvidenceState::Valid);
+        assert_eq!(e[5].quote, None, "an empty quote is no quote");
+        let bad = validate(
+            ResultContract::Explore,
+            r#"{"status":"completed","summary":"s","evidence":[{"quote":"x"}]}"#,
+            dir.path(),
+        );
+        assert!(bad.unwrap_err().contains("`evidence[0]`"));
+    }
+
     #[tokio::test]
     async fn a_cancelled_check_stops_between_references_and_inside_a_file() {
         let dir = project();
@@ -439,6 +524,6 @@ mod tests {
             looks.get() > 1
         };
         assert!(validate_until(ResultContract::Explore, answer, dir.path(), &stop).is_none());
-        assert!(check_evidence_until("src/auth.rs:2", dir.path(), &|| true).is_none());
+        assert!(check_evidence_until("src/auth.rs:2", None, dir.path(), &|| true).is_none());
     }
 }

@@ -149,6 +149,7 @@ pub(crate) async fn launch(
         profiles: parent.profiles.clone(),
         task_slots: parent.task_slots.clone(),
         budget_caps,
+        run_seen: Some(parent.run_seen.clone()),
     });
     child.emit_session_started();
     parent.trace.emit(TraceEvent::SubagentStarted {

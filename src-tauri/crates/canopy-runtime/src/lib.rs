@@ -96,6 +96,9 @@ pub struct RuntimeSettings {
     /// trusted. Sessions use a project's `.canopy/agents/*.md` only while their digest is this one;
     /// otherwise only the built-in profiles reach a model.
     pub trusted_project_profiles: Option<String>,
+    /// Whether tools report what they showed and the host tracks it per agent for evidence
+    /// provenance. Always on in the hosts; the provenance bench turns it off to measure its cost.
+    pub track_provenance: bool,
 }
 
 impl Default for RuntimeSettings {
@@ -117,6 +120,7 @@ impl Default for RuntimeSettings {
                 .map(|p| p.to_string())
                 .collect(),
             trusted_project_profiles: None,
+            track_provenance: true,
         }
     }
 }
@@ -323,6 +327,7 @@ impl Runtime {
             profiles: Arc::new(profiles),
             task_slots: Arc::new(Semaphore::new(self.settings.parallelism.max(1))),
             budget_caps: None,
+            run_seen: None,
         });
         ctx.emit_session_started();
         Ok(Arc::new(MainSession {

@@ -5,7 +5,9 @@
 use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
-use canopy_protocol::{ModelSlot, ResultStatus, SubagentResult, TerminalReason, ToolKind};
+use canopy_protocol::{
+    EvidenceTrust, ModelSlot, ResultStatus, SubagentResult, TerminalReason, ToolKind, Unsupported,
+};
 use canopy_tools::{ToolContext, ToolError, ToolOutput, TypedTool};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -14,7 +16,7 @@ use serde_json::json;
 use crate::agent::session::{AgentCtx, AgentOutcome};
 use crate::launcher::{launch, start_refusal, Launched};
 use crate::profiles::RuntimeProfile;
-use crate::registry;
+use crate::{provenance, registry};
 
 /// Arguments of `Task`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -237,7 +239,13 @@ fn format_result(
     let evidence: Vec<serde_json::Value> = result
         .evidence
         .iter()
-        .map(|e| json!({"ref": e.raw, "state": e.state, "line_text": e.text}))
+        .map(|e| {
+            let mut item = json!({"ref": e.raw, "state": e.state, "line_text": e.text});
+            if let Some(trust) = e.trust {
+                item["trust"] = json!(trust);
+            }
+            item
+        })
         .collect();
     let structured = json!({
         "status": result.status,
@@ -249,7 +257,8 @@ fn format_result(
         "reasons": result.reasons,
     });
     format!(
-        "{summary}\n\n[subagent \"{description}\" ({child}) on {model_id}{fb}: {status}, ended {reason}, {tools} tool calls, {tokens} tokens, {secs:.1}s. Evidence was checked by the host: only items with state \"valid\" point at real lines.]\n{structured}",
+        "{summary}\n\n[subagent \"{description}\" ({child}) on {model_id}{fb}: {status}, ended {reason}, {tools} tool calls, {tokens} tokens, {secs:.1}s. Evidence was checked by the host: only items with state \"valid\" point at real lines.]\n{grounding}{structured}",
+        grounding = grounding_lines(result),
         summary = result.summary,
         fb = if fallback { " (light model not configured; ran on main)" } else { "" },
         status = if result.status == ResultStatus::Partial { "partial" } else { "completed" },
@@ -260,10 +269,66 @@ fn format_result(
     )
 }
 
+/// What the parent model must know about the result's citations: the trust line, whether the
+/// result is unsupported, and one line per citation that is not grounded (`[unseen] src/x.rs:12`).
+/// Empty for a result checked without provenance.
+fn grounding_lines(result: &SubagentResult) -> String {
+    let Some(trust) = result.trust else {
+        return String::new();
+    };
+    let mut out = format!("Citations: {}.\n", trust.line());
+    match result.unsupported {
+        Some(Unsupported::NoToolCalls) => out.push_str("UNSUPPORTED: the subagent wrote this result after zero tool calls: it looked at nothing, so treat its findings as unchecked guesses.\n"),
+        Some(Unsupported::NoSeenEvidence) => out.push_str("UNSUPPORTED: none of the subagent's citations is a valid line it was shown by its own tool results, so treat its findings as unchecked.\n"),
+        None => {}
+    }
+    let weak: Vec<String> = result
+        .evidence
+        .iter()
+        .filter(|e| e.trust.is_some_and(|t| t != EvidenceTrust::Grounded))
+        .map(provenance::describe)
+        .collect();
+    if !weak.is_empty() {
+        out.push_str("Not grounded (check before relying on them):\n");
+        for line in weak {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use canopy_tools::Tool;
+
+    #[test]
+    fn the_parent_is_told_which_citations_are_not_grounded_and_when_a_result_is_unsupported() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "x\n").unwrap();
+        let mut result = crate::contract::validate(
+            crate::profiles::ResultContract::Explore,
+            r#"{"status":"completed","summary":"s","findings":["f"],"evidence":["a.rs:1","a.rs:7"]}"#,
+            dir.path(),
+        )
+        .unwrap();
+        assert_eq!(grounding_lines(&result), "", "no provenance, nothing said");
+        provenance::judge(
+            &mut result.evidence,
+            &provenance::Tracker::new(),
+            dir.path(),
+        );
+        provenance::mark_support(&mut result, 0);
+        assert_eq!(
+            grounding_lines(&result),
+            "Citations: 0 of 2 citations seen and valid · 1 unseen · 1 invalid.\n\
+             UNSUPPORTED: the subagent wrote this result after zero tool calls: it looked at nothing, so treat its findings as unchecked guesses.\n\
+             Not grounded (check before relying on them):\n\
+             [unseen] a.rs:1\n\
+             [invalid: line out of range] a.rs:7\n"
+        );
+    }
 
     #[test]
     fn the_schema_is_derived_and_names_only_read_only_profiles() {

@@ -18,6 +18,7 @@ mod fsutil;
 pub mod paths;
 pub mod sandbox;
 pub mod secrets;
+pub mod seen;
 pub mod stamp;
 mod tools;
 pub mod truncate;
@@ -59,6 +60,9 @@ pub struct ToolContext {
     /// context budget), set by the host; `None` when no budget applies (the CLI, tests). A tool
     /// never returns more than [`ToolContext::output_cap`] of it.
     pub output_allowance: Option<usize>,
+    /// Whether Read, Grep and Glob report what they showed ([`ToolOutput::seen`], with file
+    /// stamps). On unless a bench measures what provenance costs.
+    pub record_seen: bool,
 }
 
 impl ToolContext {
@@ -75,6 +79,7 @@ impl ToolContext {
             network_allowed: false,
             secrets: Arc::new(secrets::SecretFiles::default()),
             output_allowance: None,
+            record_seen: true,
         }
     }
 

@@ -30,6 +30,35 @@ pub fn stamp_prefix(prefix: &[u8], file_len: u64) -> FileStamp {
     }
 }
 
+/// A stamp built while streaming a file's leading bytes (a Read of a file too big to hold whole).
+#[derive(Default)]
+pub struct Stamper {
+    hasher: Xxh3,
+    bytes: u64,
+}
+
+impl Stamper {
+    /// A stamper over nothing yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the next bytes of the file.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.bytes += bytes.len() as u64;
+    }
+
+    /// The stamp of the bytes seen so far, of a file of `file_len` bytes.
+    pub fn finish(&self, file_len: u64) -> FileStamp {
+        FileStamp {
+            bytes: self.bytes,
+            whole: self.bytes >= file_len,
+            hash: hex(self.hasher.digest()),
+        }
+    }
+}
+
 /// Stamps the whole file at `path`, reading it.
 pub fn stamp_file(path: &Path) -> io::Result<FileStamp> {
     let (bytes, hash, _) = hash_prefix(path, u64::MAX)?;
@@ -104,6 +133,16 @@ mod tests {
         assert!(!unchanged(&p, &s), "same size, other bytes");
         std::fs::remove_file(&p).unwrap();
         assert!(!unchanged(&p, &s), "a deleted file has changed");
+    }
+
+    #[test]
+    fn a_streamed_stamp_equals_the_stamp_of_the_same_bytes() {
+        let mut s = Stamper::new();
+        s.update(b"one\n");
+        s.update(b"two\n");
+        assert_eq!(s.finish(8), stamp_bytes(b"one\ntwo\n"));
+        assert_eq!(s.finish(20), stamp_prefix(b"one\ntwo\n", 20));
+        assert!(!s.finish(20).whole);
     }
 
     #[test]

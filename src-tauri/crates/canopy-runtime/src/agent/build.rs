@@ -8,6 +8,7 @@ use canopy_protocol::Usage;
 use canopy_tools::{SessionFiles, Tool};
 
 use crate::gate::Gate;
+use crate::provenance::Tracker;
 use crate::registry;
 use crate::task::TaskTool;
 
@@ -57,6 +58,8 @@ impl AgentCtx {
                 budget_caps: p.budget_caps,
                 run_limits: Mutex::new(None),
                 cancel_record: Mutex::new(CancelRecord::default()),
+                seen: Mutex::new(Tracker::new()),
+                run_seen: p.run_seen.unwrap_or_default(),
             }
         })
     }

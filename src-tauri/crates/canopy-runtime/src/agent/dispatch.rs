@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use canopy_protocol::{
-    AgentKind, Decision, DecisionSource, Message, ToolCall, ToolKind, ToolStatus, TraceEvent,
+    AgentKind, Decision, DecisionSource, Message, SeenFile, ToolCall, ToolKind, ToolStatus,
+    TraceEvent,
 };
 use canopy_tools::{ToolContext, ToolError};
 use serde_json::Value;
@@ -168,14 +169,28 @@ pub(crate) async fn run_one(
         mutates: tool.as_ref().is_some_and(|t| t.mutates()),
     });
     let started = Mutex::new(Instant::now());
-    let done = |status: ToolStatus, content: String| -> Message {
+    let done_seen = |status: ToolStatus, content: String, seen: Vec<SeenFile>| -> Message {
         // Redacted whole before any cut: a key straddling the trace cap would otherwise leave a
         // piece too short for the redactor to recognise.
         let content = ctx.runtime.redact(&content);
-        let content = match &allowance {
+        let (content, cut) = match &allowance {
             Some(a) => allowance::fit(content, a),
-            None => content,
+            None => (content, false),
         };
+        // Only what the agent was finally shown counts as seen.
+        let seen = if cut {
+            canopy_tools::seen::narrow_to_text(&call.name, seen, &content)
+        } else {
+            seen
+        };
+        if !seen.is_empty() {
+            if let Ok(mut t) = ctx.seen.lock() {
+                t.record(&seen);
+            }
+            if let Ok(mut t) = ctx.run_seen.lock() {
+                t.record(&seen);
+            }
+        }
         let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);
         ctx.trace.emit(TraceEvent::ToolCallEnd {
             call_id: call.id.clone(),
@@ -190,7 +205,7 @@ pub(crate) async fn run_one(
                 .map(|s| s.elapsed().as_millis() as u64)
                 .unwrap_or(0),
             output_elided: false,
-            seen: Vec::new(),
+            seen,
         });
         Message::ToolResult {
             call_id: call.id.clone(),
@@ -199,6 +214,7 @@ pub(crate) async fn run_one(
             is_error: status != ToolStatus::Ok,
         }
     };
+    let done = |status: ToolStatus, content: String| done_seen(status, content, Vec::new());
     if let Some(bytes) = tool_args::oversized(&call.arguments) {
         return done(ToolStatus::Error, tool_args::too_big(bytes));
     }
@@ -328,6 +344,7 @@ pub(crate) async fn run_one(
             AgentKind::Subagent => ctx.runtime.withheld_for_subagents.clone(),
         },
         output_allowance: allowance.map(|a| a.for_tool()),
+        record_seen: ctx.runtime.settings.track_provenance,
     };
     // A call that reaches this point after its batch was cancelled never starts.
     if cancel.is_cancelled() {
@@ -346,7 +363,7 @@ pub(crate) async fn run_one(
             if let Some(items) = out.todos {
                 ctx.trace.emit(TraceEvent::TodoUpdated { items });
             }
-            done(ToolStatus::Ok, out.content)
+            done_seen(ToolStatus::Ok, out.content, out.seen)
         }
         Err(ToolError::Cancelled) => done(
             ToolStatus::Cancelled,

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use canopy_protocol::{Message, TerminalReason, Usage};
+use canopy_protocol::{Message, TerminalReason, TraceEvent, Usage};
 use tokio_util::sync::CancellationToken;
+
+use crate::provenance;
 
 use super::budget::LoopState;
 use super::run_loop::{finish, run_loop, Ending};
@@ -20,6 +22,12 @@ pub(crate) async fn run_main(
 ) -> AgentOutcome {
     if let Ok(mut d) = ctx.descendants.lock() {
         *d = Usage::default();
+    }
+    // "Seen by an agent of this run": what earlier runs showed does not count.
+    for tracker in [&ctx.seen, &*ctx.run_seen] {
+        if let Ok(mut t) = tracker.lock() {
+            t.clear();
+        }
     }
     ctx.start_run(prompt.clone());
     history.push(Message::user(prompt.clone()));
@@ -44,5 +52,28 @@ pub(crate) async fn run_main(
             }
         }
     }
+    if end.reason != TerminalReason::Cancelled {
+        if let Some(text) = &end.final_text {
+            check_answer(ctx, text).await;
+        }
+    }
     finish(ctx, &st, end)
+}
+
+/// Records `answer_checked` for the references in the main agent's answer (none: nothing is
+/// written), judged against what any agent of this run was shown.
+async fn check_answer(ctx: &Arc<AgentCtx>, text: &str) {
+    if !ctx.runtime.settings.track_provenance {
+        return;
+    }
+    let (ctx2, text) = (ctx.clone(), text.to_string());
+    let checked = tokio::task::spawn_blocking(move || {
+        let seen = ctx2.run_seen.lock().ok()?;
+        provenance::check_answer(&text, &seen, &ctx2.project_root)
+    })
+    .await;
+    if let Ok(Some((references, trust))) = checked {
+        ctx.trace
+            .emit(TraceEvent::AnswerChecked { references, trust });
+    }
 }

@@ -19,6 +19,7 @@ use crate::profiles::ResultContract;
 
 use super::budget::{continue_limit, estimate_tokens, terminal_for, LoopState};
 use super::dispatch::run_tools_until;
+use super::grounding;
 use super::model_call::{call_model, CallError};
 use super::session::{AgentCtx, AgentOutcome};
 
@@ -114,11 +115,41 @@ impl Phase {
 /// Runs the loop until the run ends; the phase starts at [`Phase::Working`]. Besides the phase it
 /// keeps only one-shot allowances (one retry of an empty answer, one compaction for a provider's
 /// "too long", two contract rejections) and the text of an answer cut off by the output limit.
+///
+/// A result sent back for ungrounded citations is kept: when the corrective turn yields no result
+/// (it broke the contract, or ran out of budget), that first, structurally valid result stands,
+/// marked by its evidence's trust.
 pub(crate) async fn run_loop(
     ctx: &Arc<AgentCtx>,
     history: &mut Vec<Message>,
     st: &mut LoopState,
     cancel: &CancellationToken,
+) -> Ending {
+    let mut sent_back = None;
+    let end = run_phases(ctx, history, st, cancel, &mut sent_back).await;
+    match (
+        end.result.is_none() && end.reason != TerminalReason::Cancelled,
+        sent_back,
+    ) {
+        (true, Some((result, text))) => Ending {
+            reason: match end.reason {
+                TerminalReason::InvalidResult => TerminalReason::Completed,
+                other => other,
+            },
+            final_text: Some(text),
+            result: Some(result),
+            error: None,
+        },
+        _ => end,
+    }
+}
+
+async fn run_phases(
+    ctx: &Arc<AgentCtx>,
+    history: &mut Vec<Message>,
+    st: &mut LoopState,
+    cancel: &CancellationToken,
+    sent_back: &mut Option<(SubagentResult, String)>,
 ) -> Ending {
     let contract_kind = ctx.profile.contract();
     let mut phase = Phase::Working;
@@ -356,13 +387,33 @@ pub(crate) async fn run_loop(
             return Ending::reason(TerminalReason::Cancelled, None);
         };
         match checked {
-            Ok(result) => {
+            Ok(mut result) => {
+                if !grounding::ground(ctx, history, &mut result, st.tool_calls, cancel).await {
+                    return Ending::reason(TerminalReason::Cancelled, None);
+                }
+                // The one corrective turn, unless a contract breach already used it: citations
+                // the agent was never shown, or that do not exist, go back once to be fixed or
+                // dropped. What comes back is accepted as it is, marked by its trust.
+                if let (0, Some(why)) = (rejections, grounding::correction(&result)) {
+                    rejections += 1;
+                    ctx.trace.emit(TraceEvent::ResultRejected {
+                        attempt: rejections,
+                        error: why.clone(),
+                    });
+                    *sent_back = Some((result, text));
+                    continuation.clear();
+                    phase = Phase::CorrectionDue;
+                    history.push(Message::user(format!(
+                        "Host notice: your final answer was sent back: {why}. Reply with exactly one JSON object in the required shape and nothing else."
+                    )));
+                    continue;
+                }
                 return Ending {
                     reason: TerminalReason::Completed,
                     final_text: Some(text),
                     result: Some(result),
                     error: None,
-                }
+                };
             }
             Err(error) => {
                 rejections += 1;
@@ -462,6 +513,9 @@ pub(crate) async fn final_call(
             match checked {
                 Ok(mut result) => {
                     result.status = canopy_protocol::ResultStatus::Partial;
+                    if !grounding::ground(ctx, history, &mut result, st.tool_calls, cancel).await {
+                        return Ending::reason(TerminalReason::Cancelled, None);
+                    }
                     Ending {
                         reason,
                         final_text: Some(resp.text),

@@ -14,6 +14,7 @@ use tokio::time::Instant;
 
 use crate::gate::{Approver, Gate};
 use crate::profiles::RuntimeProfile;
+use crate::provenance::Tracker;
 use crate::trace_writer::SessionTrace;
 use crate::{ResolvedModel, Runtime};
 
@@ -45,6 +46,11 @@ pub(crate) struct AgentCtx {
     /// The current run's deadline and own usage, for the subagents it launches.
     pub(crate) run_limits: Mutex<Option<RunLimits>>,
     pub(crate) cancel_record: Mutex<CancelRecord>,
+    /// What this agent's own tool results showed it (evidence provenance).
+    pub(crate) seen: Mutex<Tracker>,
+    /// What any agent of the current run was shown: shared by the main agent and every subagent
+    /// of one run, for the main agent's answer.
+    pub(crate) run_seen: Arc<Mutex<Tracker>>,
 }
 
 /// What a subagent launched now must respect: when the launching run's wall time ends, and how
@@ -80,6 +86,8 @@ pub(crate) struct AgentCtxParts {
     pub profiles: Arc<Vec<RuntimeProfile>>,
     pub task_slots: Arc<Semaphore>,
     pub budget_caps: Option<Budgets>,
+    /// The run-wide record of what was seen, shared with the parent (`None`: a new one).
+    pub run_seen: Option<Arc<Mutex<Tracker>>>,
 }
 
 impl AgentCtx {

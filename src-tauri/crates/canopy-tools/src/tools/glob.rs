@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{SeenFile, ToolKind};
 use globset::{GlobBuilder, GlobMatcher};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -70,8 +70,9 @@ impl TypedTool for GlobTool {
     async fn call(&self, args: GlobArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
+        let record_seen = ctx.record_seen;
         walk::run_cancellable(ctx, "glob", move |root, cancel| {
-            glob(root, &args, &secrets, cap, cancel)
+            glob(root, &args, &secrets, cap, record_seen, cancel)
         })
         .await
     }
@@ -82,6 +83,7 @@ fn glob(
     args: &GlobArgs,
     secrets: &Arc<SecretFiles>,
     cap: usize,
+    record_seen: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -174,6 +176,7 @@ fn glob(
     // Room is kept for the note on what was left out, so the whole listing fits `cap`.
     let body_cap = cap.saturating_sub(NOTE_ROOM_BYTES);
     let mut listed = 0usize;
+    let mut seen = Vec::new();
     for (_, path) in &found {
         if out.len() + path.len() + 1 > body_cap {
             break;
@@ -181,6 +184,11 @@ fn glob(
         out.push_str(path);
         out.push('\n');
         listed += 1;
+        seen.push(SeenFile {
+            path: path.clone(),
+            lines: Vec::new(),
+            stamp: None,
+        });
     }
     if total > listed {
         let more = total - listed;
@@ -189,7 +197,11 @@ fn glob(
             if more == 1 { "" } else { "s" }
         ));
     }
-    Ok(ToolOutput::text(out))
+    let mut result = ToolOutput::text(out);
+    if record_seen {
+        result.seen = seen;
+    }
+    Ok(result)
 }
 
 /// Collects a walker thread's matches locally and hands them over once, when the thread is done.
@@ -279,6 +291,29 @@ mod tests {
             out.content,
             "src/deep/newest.rs\nsrc/mid.rs\ntop.rs\nsrc/old.rs\n"
         );
+    }
+
+    #[tokio::test]
+    async fn a_listing_reports_exactly_the_files_it_shows() {
+        let (_dir, ctx) = tree();
+        let out = run(
+            &GlobTool,
+            &ctx,
+            json!({"pattern": "**/*.rs", "max_results": 2}),
+        )
+        .await
+        .unwrap();
+        let paths: Vec<&str> = out.seen.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["src/deep/newest.rs", "src/mid.rs"],
+            "{}",
+            out.content
+        );
+        assert!(out
+            .seen
+            .iter()
+            .all(|f| f.lines.is_empty() && f.stamp.is_none()));
     }
 
     #[tokio::test]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{SeenFile, ToolKind};
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkContextKind, SinkMatch,
@@ -19,9 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::paths::{self, Access};
 use crate::secrets::SecretFiles;
-use crate::truncate;
 use crate::walk;
 use crate::{args, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::{stamp, truncate};
 
 /// Results (lines or files) shown when no `max_results` is given.
 pub const DEFAULT_MAX_RESULTS: u64 = 200;
@@ -100,8 +100,9 @@ impl TypedTool for GrepTool {
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);
+        let record_seen = ctx.record_seen;
         walk::run_cancellable(ctx, "grep", move |root, cancel| {
-            grep(root, &args, &secrets, cap, cancel)
+            grep(root, &args, &secrets, cap, record_seen, cancel)
         })
         .await
     }
@@ -121,6 +122,7 @@ fn grep(
     args: &GrepArgs,
     secrets: &Arc<SecretFiles>,
     cap: usize,
+    record_seen: bool,
     cancel: &CancellationToken,
 ) -> Result<ToolOutput, ToolError> {
     let max_results = args.max_results.unwrap_or(DEFAULT_MAX_RESULTS);
@@ -173,7 +175,7 @@ fn grep(
     let mut hits = hits.into_inner().unwrap_or_else(PoisonError::into_inner);
     hits.sort_unstable_by(|a, b| a.rel.cmp(&b.rel));
     let budget_ran_out = budget.load(Ordering::Relaxed) == 0;
-    Ok(ToolOutput::text(format_hits(
+    let (text, mut seen) = format_hits(
         &hits,
         mode,
         context > 0,
@@ -182,7 +184,20 @@ fn grep(
         &args.pattern,
         &target.display,
         cap,
-    )))
+    );
+    // Printed lines are stamped so a later edit of the file makes a citation of them stale; a
+    // file that cannot be read again now is recorded without a stamp.
+    if !record_seen {
+        seen.clear();
+    }
+    if mode == OutputMode::Content {
+        for f in &mut seen {
+            f.stamp = stamp::stamp_file(&root.join(&f.path)).ok();
+        }
+    }
+    let mut out = ToolOutput::text(text);
+    out.seen = seen;
+    Ok(out)
 }
 
 fn search_file(
@@ -345,12 +360,16 @@ fn format_hits(
     pattern: &str,
     searched: &str,
     cap: usize,
-) -> String {
+) -> (String, Vec<SeenFile>) {
     // Room is kept for the notes that say how much was left out, so the whole result fits `cap`.
     let body_cap = cap.saturating_sub(NOTE_ROOM_BYTES);
     if hits.is_empty() {
-        return format!("No matches for `{pattern}` in `{searched}`.");
+        return (
+            format!("No matches for `{pattern}` in `{searched}`."),
+            Vec::new(),
+        );
     }
+    let mut seen = Vec::new();
     let max = usize::try_from(max_results).unwrap_or(usize::MAX);
     match mode {
         OutputMode::FilesWithMatches | OutputMode::Count => {
@@ -369,6 +388,11 @@ fn format_hits(
                 out.push_str(&count);
                 out.push('\n');
                 listed += 1;
+                seen.push(SeenFile {
+                    path: hit.rel.clone(),
+                    lines: Vec::new(),
+                    stamp: None,
+                });
             }
             if hits.len() > listed {
                 let more = hits.len() - listed;
@@ -386,7 +410,7 @@ fn format_hits(
                     if hits.len() == 1 { "" } else { "s" }
                 ));
             }
-            out
+            (out, seen)
         }
         OutputMode::Content => {
             let total_lines: u64 = hits.iter().map(|h| h.lines).sum::<u64>()
@@ -405,12 +429,28 @@ fn format_hits(
                     shown.extend_from_slice(b"--\n");
                     shown_lines += 1;
                 }
+                let mut numbers = Vec::new();
+                let mut full = false;
                 for line in content.split_inclusive(|&b| b == b'\n') {
                     if shown_lines >= max_results || shown.len() + line.len() > body_cap {
-                        break 'files;
+                        full = true;
+                        break;
                     }
                     shown.extend_from_slice(line);
                     shown_lines += 1;
+                    if let Some(n) = line_number_of(line, &hit.rel) {
+                        numbers.push(n);
+                    }
+                }
+                if !numbers.is_empty() {
+                    seen.push(SeenFile {
+                        path: hit.rel.clone(),
+                        lines: crate::seen::ranges(numbers),
+                        stamp: None,
+                    });
+                }
+                if full {
+                    break 'files;
                 }
             }
             let mut out = String::from_utf8_lossy(&shown).into_owned();
@@ -428,9 +468,17 @@ fn format_hits(
                 }
                 out.push('\n');
             }
-            out
+            (out, seen)
         }
     }
+}
+
+/// The line number of one of `rel`'s formatted content lines (`None` for a `--` break).
+fn line_number_of(line: &[u8], rel: &str) -> Option<u32> {
+    let line = std::str::from_utf8(line.get(..line.len().min(rel.len() + 24))?)
+        .or_else(|e| std::str::from_utf8(&line[..e.valid_up_to()]))
+        .ok()?;
+    crate::seen::grep_line_number(line, rel)
 }
 
 #[cfg(test)]
@@ -554,6 +602,70 @@ mod tests {
             out.content,
             "src/deep/lib.rs-1-// Needle in caps\nsrc/deep/lib.rs:2:pub fn needle() {}\nsrc/deep/lib.rs-3-fn other() {}\n"
         );
+    }
+
+    #[tokio::test]
+    async fn content_mode_reports_the_printed_lines_and_stamps_those_files() {
+        let (dir, ctx) = tree();
+        let out = run(
+            &GrepTool,
+            &ctx,
+            json!({"pattern": "needle", "output_mode": "content", "context": 1, "glob": "*.rs"}),
+        )
+        .await
+        .unwrap();
+        let lib = out
+            .seen
+            .iter()
+            .find(|f| f.path == "src/deep/lib.rs")
+            .unwrap();
+        // Hits on lines 2 and 4 with one line of context: 1-4 and 5 does not exist.
+        assert_eq!(lib.lines, vec![[1, 4]], "{}", out.content);
+        assert_eq!(
+            lib.stamp,
+            Some(stamp::stamp_file(&dir.path().join("src/deep/lib.rs")).unwrap())
+        );
+        let main = out.seen.iter().find(|f| f.path == "src/main.rs").unwrap();
+        assert_eq!(main.lines, vec![[1, 3]]);
+        // A capped search reports only what it printed.
+        let capped = run(
+            &GrepTool,
+            &ctx,
+            json!({"pattern": "needle", "output_mode": "content", "glob": "*.rs", "max_results": 1}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(capped.seen.len(), 1, "{}", capped.content);
+        assert_eq!(capped.seen[0].path, "src/deep/lib.rs");
+        assert_eq!(capped.seen[0].lines, vec![[2, 2]]);
+    }
+
+    #[tokio::test]
+    async fn listings_report_the_files_they_name_without_lines_or_stamps() {
+        let (_dir, ctx) = tree();
+        for mode in ["files_with_matches", "count"] {
+            let out = run(
+                &GrepTool,
+                &ctx,
+                json!({"pattern": "needle", "output_mode": mode}),
+            )
+            .await
+            .unwrap();
+            let paths: Vec<&str> = out.seen.iter().map(|f| f.path.as_str()).collect();
+            assert_eq!(
+                paths,
+                ["notes.md", "src/deep/lib.rs", "src/main.rs"],
+                "{mode}"
+            );
+            assert!(out
+                .seen
+                .iter()
+                .all(|f| f.lines.is_empty() && f.stamp.is_none()));
+        }
+        let none = run(&GrepTool, &ctx, json!({"pattern": "zebra"}))
+            .await
+            .unwrap();
+        assert!(none.seen.is_empty());
     }
 
     #[tokio::test]

@@ -4,13 +4,13 @@
 use std::io::{BufRead, BufReader, Read as _};
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{SeenFile, ToolKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::paths::{self, Access};
-use crate::truncate;
 use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
+use crate::{stamp, truncate};
 
 /// Lines shown when no `limit` is given.
 pub const DEFAULT_LIMIT: u64 = 2000;
@@ -119,7 +119,7 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
     let end = offset.saturating_add(limit);
     // `total_lines` is None when the read stopped before the end of a very big file.
-    let (selected, total_lines, lossy, stamp_hash) = if size <= MAX_WHOLE_FILE_BYTES {
+    let (selected, total_lines, lossy, stamp_hash, seen_stamp) = if size <= MAX_WHOLE_FILE_BYTES {
         let mut bytes = Vec::with_capacity(size as usize);
         file.read_to_end(&mut bytes).map_err(io_err)?;
         refuse_binary(&bytes, shown)?;
@@ -135,7 +135,13 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
             }
         }
         let hash = crate::fsutil::content_hash(&bytes);
-        (selected, Some(total), lossy, Some(hash))
+        (
+            selected,
+            Some(total),
+            lossy,
+            Some(hash),
+            ctx.record_seen.then(|| stamp::stamp_bytes(&bytes)),
+        )
     } else {
         let mut reader = BufReader::new(file);
         let mut head = vec![0u8; BINARY_SNIFF_BYTES];
@@ -144,6 +150,9 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         let mut reader = BufReader::new(std::io::Cursor::new(head[..got].to_vec()).chain(reader));
         let scan_to_end = size <= MAX_FULL_SCAN_BYTES;
         let mut hasher = std::hash::DefaultHasher::new();
+        // What provenance records: the bytes actually read, which are the whole file only when
+        // the read went to its end.
+        let mut stamper = stamp::Stamper::new();
         let mut selected = Vec::new();
         let mut total = 0u64;
         let mut lossy = false;
@@ -159,6 +168,9 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
                 break true;
             }
             std::hash::Hasher::write(&mut hasher, &buf);
+            if ctx.record_seen {
+                stamper.update(&buf);
+            }
             total += 1;
             if total >= offset && total < end {
                 let line = String::from_utf8_lossy(&buf);
@@ -170,7 +182,13 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
         // Only a read that saw every byte knows the line count and can vouch for the content.
         let whole = at_eof.then_some(total);
         let hash = at_eof.then(|| std::hash::Hasher::finish(&hasher));
-        (selected, whole, lossy, hash)
+        (
+            selected,
+            whole,
+            lossy,
+            hash,
+            ctx.record_seen.then(|| stamper.finish(size)),
+        )
     };
 
     if let Some(hash) = stamp_hash {
@@ -185,7 +203,15 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
     }
 
     if total_lines == Some(0) {
-        return Ok(ToolOutput::text(format!("`{shown}` is empty (0 bytes).")));
+        let mut out = ToolOutput::text(format!("`{shown}` is empty (0 bytes)."));
+        if ctx.record_seen {
+            out.seen = vec![SeenFile {
+                path: shown.clone(),
+                lines: Vec::new(),
+                stamp: seen_stamp,
+            }];
+        }
+        return Ok(out);
     }
     if let Some(total_lines) = total_lines.filter(|&t| offset > t) {
         return Err(ToolError::InvalidArguments(format!(
@@ -257,7 +283,24 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
             last_shown + 1
         )),
     }
-    Ok(ToolOutput::text(out))
+    let mut result = ToolOutput::text(out);
+    if ctx.record_seen {
+        result.seen = vec![SeenFile {
+            path: shown.clone(),
+            // A line cut to fit still had its number and start shown: it counts as seen.
+            lines: if written_lines > 0 {
+                vec![[to_u32(offset), to_u32(last_shown)]]
+            } else {
+                Vec::new()
+            },
+            stamp: seen_stamp,
+        }];
+    }
+    Ok(result)
+}
+
+fn to_u32(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 /// The refusal for a path that exists but is not a regular file, naming what it is.
@@ -616,6 +659,81 @@ mod tests {
                 .contains("`huge.log` is 4096.0 MB, over the 64.0 MB limit for Edit and Write"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_read_reports_the_lines_it_showed_and_a_stamp_of_the_file() {
+        let (dir, mut ctx) = project();
+        let text: String = (1..=50).map(|i| format!("row {i}\n")).collect();
+        let path = dir.path().join("rows.txt");
+        std::fs::write(&path, &text).unwrap();
+        let whole = run(&ReadTool, &ctx, json!({"path": "rows.txt"}))
+            .await
+            .unwrap();
+        assert_eq!(whole.seen.len(), 1);
+        assert_eq!(whole.seen[0].path, "rows.txt");
+        assert_eq!(whole.seen[0].lines, vec![[1, 50]]);
+        assert_eq!(
+            whole.seen[0].stamp,
+            Some(stamp::stamp_file(&path).unwrap()),
+            "the whole file is stamped"
+        );
+        let piece = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "rows.txt", "offset": 10, "limit": 3}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(piece.seen[0].lines, vec![[10, 12]]);
+        // Cut to an allowance: only the lines that made it into the text count.
+        ctx.output_allowance = Some(400);
+        let cut = run(&ReadTool, &ctx, json!({"path": "rows.txt"}))
+            .await
+            .unwrap();
+        let last = cut
+            .content
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(n, _)| n.trim().parse::<u32>().unwrap())
+            .max()
+            .unwrap();
+        assert!(last < 50, "{}", cut.content);
+        assert_eq!(cut.seen[0].lines, vec![[1, last]]);
+        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
+        let empty = run(&ReadTool, &ctx, json!({"path": "empty.txt"}))
+            .await
+            .unwrap();
+        assert!(empty.seen[0].lines.is_empty());
+        assert!(empty.seen[0].stamp.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_read_that_stops_early_in_a_huge_file_stamps_only_what_it_read() {
+        let (dir, ctx) = project();
+        let path = dir.path().join("huge.log");
+        let head: String = (1..=2000).map(|i| format!("line {i}\n")).collect();
+        std::fs::write(&path, &head).unwrap();
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        file.set_len(MAX_FULL_SCAN_BYTES + 1024).unwrap();
+        drop(file);
+        let out = run(
+            &ReadTool,
+            &ctx,
+            json!({"path": "huge.log", "offset": 10, "limit": 3}),
+        )
+        .await
+        .unwrap();
+        let seen = &out.seen[0];
+        assert_eq!(seen.lines, vec![[10, 12]]);
+        let s = seen.stamp.as_ref().unwrap();
+        let first_12: String = (1..=12).map(|i| format!("line {i}\n")).collect();
+        assert_eq!(
+            s,
+            &stamp::stamp_prefix(first_12.as_bytes(), MAX_FULL_SCAN_BYTES + 1024)
+        );
+        assert!(!s.whole);
+        assert!(stamp::unchanged(&path, s));
     }
 
     #[tokio::test]

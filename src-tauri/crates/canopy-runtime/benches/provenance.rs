@@ -1,0 +1,442 @@
+//! What evidence provenance costs (#12): the wall time of a scripted explore subagent on a real
+//! tree with provenance tracked and without, and the memory of one agent's tracker after it was
+//! shown 10,000 files.
+//!
+//! The subagent does what a model exploring a code base does (the plan of the `explore_budgets`
+//! bench): list the files matching a symbol, grep its lines, read the two files with most matches
+//! whole (cut to the agent's allowance), follow a match with `offset`/`limit`, grep a second symbol,
+//! read its top file, glob a folder, read one more file, then answer citing two lines it read. Every
+//! tool call runs for real on the tree; the scripted model answers at once, so model latency (seconds
+//! per call with a real model) does not hide the cost: this is the worst case for the ratio. The child
+//! wall time is the `elapsed_ms` its parent records in `subagent_completed` (tools, the loop, the
+//! result check). "Without tracking" is `RuntimeSettings::track_provenance = false`: the tools stamp
+//! nothing and report nothing seen, and the host neither tracks nor judges.
+//!
+//! Run with `cargo bench -p canopy-runtime --bench provenance`. The tree is the kernel that
+//! `scripts/bench-search.sh` unpacks under `BENCH_TREE_DIR` (default `/tmp/canopy-bench`), or
+//! `CANOPY_BENCH_TREE=path`. After criterion's own figures it runs `CANOPY_BENCH_PAIRS` (default 15)
+//! interleaved with/without pairs, which load from other processes hits alike, and prints their
+//! medians and ratio. Quick mode (`cargo test -p canopy-runtime --benches`, or
+//! `CANOPY_BENCH_QUICK=1`): a small generated tree and one run each, checking what the bench relies
+//! on (with tracking the cited lines come back grounded; without, no provenance is recorded; the
+//! tracker stays under its bound) and asserting no timing.
+
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
+use canopy_host::{runtime_settings, ConfiguredModels};
+use canopy_protocol::{
+    Budgets, EvidenceTrust, ModelSlot, ProviderKind, SecretString, SeenFile, SubagentResult,
+    TerminalReason, TraceEvent, TraceRecord,
+};
+use canopy_runtime::provenance::Tracker;
+use canopy_runtime::{Runtime, SessionOptions};
+use canopy_test_support::{call, MockServer, Rule, Script, ScriptedCall, Turn};
+use canopy_tools::{GrepTool, Tool, ToolContext};
+use criterion::{black_box, Criterion, SamplingMode};
+use serde_json::json;
+
+type BenchResult<T> = Result<T, Box<dyn Error>>;
+
+const KEY: &str = "sk-bench-0123456789abcdefghij";
+/// Files the tracker bench records: "an agent that reads 10,000 files".
+const FILES: usize = 10_000;
+/// What one agent's tracker may hold after 10,000 files; the bench fails above it.
+const TRACKER_BOUND_BYTES: usize = 4 * 1024 * 1024;
+
+fn fail(msg: impl Into<String>) -> Box<dyn Error> {
+    msg.into().into()
+}
+
+/// The explore budgets of the bench: the built-in context budget (so the allowance cuts as it
+/// does for real), with steps, tokens and time enough for the whole plan.
+const BUDGETS: Budgets = Budgets {
+    max_steps: 16,
+    max_context_tokens: 16_000,
+    max_total_tokens: 1_000_000,
+    max_wall_time_ms: 1_800_000,
+};
+
+/// One planned subagent task.
+struct Task {
+    turns: Vec<Vec<ScriptedCall>>,
+    evidence: Vec<String>,
+}
+
+/// `(file, matching lines)` for `pattern`, most matches first.
+async fn files_by_matches(root: &Path, pattern: &str) -> BenchResult<Vec<(String, u64)>> {
+    let out = GrepTool
+        .run(
+            json!({"pattern": pattern, "output_mode": "count", "max_results": 100000}),
+            &ToolContext::new(root),
+        )
+        .await
+        .map_err(|e| fail(format!("grep {pattern}: {e}")))?;
+    let mut files: Vec<(String, u64)> = out
+        .content
+        .lines()
+        .filter_map(|l| {
+            let (path, n) = l.rsplit_once(':')?;
+            Some((path.to_string(), n.parse().ok()?))
+        })
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    Ok(files)
+}
+
+fn first_match(root: &Path, file: &str, pattern: &str) -> BenchResult<u64> {
+    let re = regex::Regex::new(pattern)?;
+    let text = std::fs::read(root.join(file))?;
+    let text = String::from_utf8_lossy(&text);
+    Ok(text
+        .lines()
+        .position(|l| re.is_match(l))
+        .map_or(1, |i| i as u64 + 1))
+}
+
+async fn plan(root: &Path, first: &str, second: &str) -> BenchResult<Task> {
+    let a = files_by_matches(root, first).await?;
+    let b = files_by_matches(root, second).await?;
+    if a.len() < 3 || b.is_empty() {
+        return Err(fail(format!("too few matches for `{first}` / `{second}`")));
+    }
+    let (f1, f2, f3, f4) = (&a[0].0, &a[1].0, &b[0].0, &a[2].0);
+    let line1 = first_match(root, f1, first)?;
+    let dir = Path::new(f1)
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let ext = Path::new(f1)
+        .extension()
+        .map_or("*".into(), |e| e.to_string_lossy().into_owned());
+    let around = line1.saturating_sub(20).max(1);
+    let turns = vec![
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "files_with_matches"}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f1}))],
+        vec![call("Read", json!({"path": f2}))],
+        vec![call(
+            "Read",
+            json!({"path": f1, "offset": around, "limit": 120}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": second, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f3}))],
+        vec![call(
+            "Glob",
+            json!({"pattern": format!("*.{ext}"), "path": dir}),
+        )],
+        vec![call("Read", json!({"path": f4}))],
+    ];
+    // Both citations are lines the agent was shown: the `offset`/`limit` read covers them.
+    Ok(Task {
+        turns,
+        evidence: vec![format!("{f1}:{line1}"), format!("{f1}:{}", line1 + 1)],
+    })
+}
+
+fn script(task: &Task) -> Script {
+    let answer = json!({
+        "status": "completed",
+        "summary": "The symbol is defined and used where cited.",
+        "findings": [format!("First use at {}", task.evidence[0])],
+        "evidence": task.evidence,
+        "unresolved_questions": [],
+    })
+    .to_string();
+    let mut child = Rule::new("explore").system_contains("explore subagent");
+    for calls in &task.turns {
+        child = child.turn(Turn::tools(calls.clone()));
+    }
+    Script::new()
+        .require_api_key(KEY)
+        .rule(child.turn(Turn::text(answer)))
+        .rule(
+            Rule::new("main")
+                .system_contains("You are Canopy")
+                .turn(Turn::tools(vec![call(
+                    "Task",
+                    json!({"description": "explore", "subagent_type": "explore", "prompt": "[T] Find where the symbol is used. Cite path:line evidence."}),
+                )]))
+                .turn(Turn::text("Explored.")),
+        )
+}
+
+/// Runs the main agent delegating the task once; the child's wall time and result.
+async fn run_child(
+    root: &Path,
+    task: &Task,
+    tracking: bool,
+) -> BenchResult<(Duration, SubagentResult)> {
+    let server = MockServer::start(script(task)).await?;
+    let slot = |model: &str| ModelSlotConfig {
+        provider: ProviderKind::Openai,
+        base_url: server.openai_base_url(),
+        model: model.to_string(),
+        context_window: 200_000,
+        input_price_per_mtok: None,
+        output_price_per_mtok: None,
+        max_output_tokens: 4_096,
+        reasoning_effort: None,
+        thinking_budget_tokens: None,
+    };
+    let settings = Settings {
+        main: slot("mock-main"),
+        light: Some(slot("mock-light")),
+        ..Settings::default()
+    };
+    let store = MemoryStore::new();
+    let origin = KeyOrigin::of(&server.openai_base_url())?;
+    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
+    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
+    let store: Arc<dyn SecretStore> = Arc::new(store);
+    let models = ConfiguredModels::new(settings.clone(), Default::default(), store);
+    let secrets = models.secrets();
+    let mut rs = runtime_settings(&settings);
+    rs.track_provenance = tracking;
+    rs.profile_overrides
+        .insert("explore".into(), (BUDGETS, ModelSlot::Light));
+    let runtime = Runtime::new(rs, Arc::new(models), secrets);
+    let traces = tempfile::tempdir()?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
+    let session = runtime.start_session(SessionOptions {
+        project_root: root.to_path_buf(),
+        trace_dir: traces.path().to_path_buf(),
+        approver: None,
+        events: tx,
+    })?;
+    let outcome = session.run("Explore.".into()).await?;
+    if outcome.terminal_reason != TerminalReason::Completed {
+        return Err(fail(format!("the run ended {:?}", outcome.terminal_reason)));
+    }
+    while let Ok(r) = rx.try_recv() {
+        if let TraceEvent::SubagentCompleted {
+            result,
+            elapsed_ms,
+            terminal_reason,
+            ..
+        } = r.event
+        {
+            if terminal_reason != TerminalReason::Completed {
+                return Err(fail(format!("the child ended {terminal_reason:?}")));
+            }
+            return Ok((Duration::from_millis(elapsed_ms), result));
+        }
+    }
+    Err(fail("the child did not complete"))
+}
+
+/// What the bench relies on: tracked, both citations are grounded; untracked, nothing is judged.
+fn check(result: &SubagentResult, tracking: bool) -> BenchResult<()> {
+    let trusts: Vec<_> = result.evidence.iter().map(|e| e.trust).collect();
+    let ok = if tracking {
+        trusts.iter().all(|t| *t == Some(EvidenceTrust::Grounded))
+    } else {
+        trusts.iter().all(Option::is_none) && result.trust.is_none()
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(fail(format!(
+            "tracking {tracking}: unexpected trust {trusts:?}"
+        )))
+    }
+}
+
+/// The records of an agent that was shown `FILES` files: each read in two pieces (its head and a
+/// later range) and grepped on a few scattered lines, with a stamp each time.
+fn shown_files(root_names: &[String]) -> Vec<Vec<SeenFile>> {
+    (0..FILES)
+        .map(|i| {
+            let path = root_names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("drivers/gen/sub{}/file_{i:05}.c", i % 97));
+            let stamp = canopy_tools::stamp::stamp_bytes(path.as_bytes());
+            let piece = |lines: Vec<[u32; 2]>| SeenFile {
+                path: path.clone(),
+                lines,
+                stamp: Some(stamp.clone()),
+            };
+            let n = i as u32;
+            vec![
+                piece(vec![[1, 400]]),
+                piece(vec![[900 + n % 50, 1_020 + n % 50]]),
+                piece(vec![
+                    [1_500, 1_500],
+                    [1_733, 1_734],
+                    [2_100 + n % 7, 2_100 + n % 7],
+                ]),
+            ]
+        })
+        .collect()
+}
+
+fn record_all(results: &[Vec<SeenFile>]) -> Tracker {
+    let mut t = Tracker::new();
+    for r in results {
+        t.record(r);
+    }
+    t
+}
+
+/// A small generated project for quick mode.
+fn generated_tree() -> BenchResult<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    for m in 0..40 {
+        let folder = dir.path().join(format!("src/mod{}", m % 5));
+        std::fs::create_dir_all(&folder)?;
+        let mut text = String::new();
+        for i in 0..(60 + m * 10) {
+            let line = match i % 9 {
+                0 => format!("pub fn handle_request_{m}_{i}(req: &Request) -> Result<(), RequestError> {{ req.send() }}\n"),
+                1 => format!("pub struct Config{m}_{i} {{ pub timeout_ms: u64 }}\n"),
+                4 => format!("fn cancel_{i}(token: CancellationToken) {{ token.cancel() }}\n"),
+                _ => format!("// line {i} of module {m}: plain commentary padding the file to a realistic size\n"),
+            };
+            text.push_str(&line);
+        }
+        std::fs::write(folder.join(format!("file{m}.rs")), text)?;
+    }
+    Ok(dir)
+}
+
+fn kernel_tree() -> Option<PathBuf> {
+    if let Ok(path) = std::env::var("CANOPY_BENCH_TREE") {
+        return Some(PathBuf::from(path));
+    }
+    let dir = std::env::var("BENCH_TREE_DIR").unwrap_or_else(|_| "/tmp/canopy-bench".into());
+    std::fs::read_dir(dir).ok()?.flatten().find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        (name.starts_with("linux-source") && e.path().join(".bench-ready").exists())
+            .then(|| e.path())
+    })
+}
+
+/// Up to `FILES` real paths of the tree, for the tracker's keys.
+async fn tree_paths(root: &Path) -> Vec<String> {
+    let out = canopy_tools::GlobTool
+        .run(
+            json!({"pattern": "**/*.[ch]", "max_results": FILES}),
+            &ToolContext::new(root),
+        )
+        .await;
+    out.map(|o| o.content.lines().take(FILES).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+fn main() -> BenchResult<()> {
+    let quick = std::env::var("CANOPY_BENCH_QUICK").is_ok_and(|v| v == "1")
+        || !std::env::args().any(|a| a == "--bench");
+    let rt = tokio::runtime::Runtime::new()?;
+    let generated = generated_tree()?;
+    let (name, root, topics) = match (quick, kernel_tree()) {
+        (false, Some(kernel)) => ("kernel", kernel, ("struct file_operations", "\\.unlocked_ioctl")),
+        (false, None) => return Err(fail("no kernel tree: run scripts/bench-search.sh once (it unpacks it), or set CANOPY_BENCH_TREE")),
+        (true, _) => {
+            println!("quick mode: a smoke test of the benchmark on a small generated tree, not a measurement");
+            ("generated", generated.path().canonicalize()?, ("fn handle_request", "RequestError"))
+        }
+    };
+    let task = rt.block_on(plan(&root, topics.0, topics.1))?;
+
+    // The bench's own checks, whatever the mode.
+    for tracking in [true, false] {
+        let (_, result) = rt.block_on(run_child(&root, &task, tracking))?;
+        check(&result, tracking)?;
+    }
+    let names = rt.block_on(tree_paths(&root));
+    let shown = shown_files(&names);
+    let tracker = record_all(&shown);
+    let bytes = tracker.approx_bytes();
+    println!(
+        "tracker after {FILES} files ({} recorded, 3 results each): {bytes} bytes ≈ {:.1} MB, {} bytes per file",
+        tracker.len(),
+        bytes as f64 / 1024.0 / 1024.0,
+        bytes / FILES
+    );
+    if tracker.len() != FILES || bytes > TRACKER_BOUND_BYTES {
+        return Err(fail(format!(
+            "the tracker holds {} files in {bytes} bytes, over its {TRACKER_BOUND_BYTES}-byte bound",
+            tracker.len()
+        )));
+    }
+
+    let mut c = Criterion::default().configure_from_args();
+    if !quick {
+        c = c
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(20));
+    }
+    // A run that fails inside criterion's timing loop is kept and reported after it.
+    let failure: std::cell::RefCell<Option<Box<dyn Error>>> = std::cell::RefCell::new(None);
+    {
+        let mut group = c.benchmark_group(format!("explore_child_{name}"));
+        group.sampling_mode(SamplingMode::Flat);
+        for (label, tracking) in [("tracking_on", true), ("tracking_off", false)] {
+            group.bench_function(label, |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        match rt.block_on(run_child(&root, &task, tracking)) {
+                            Ok((d, _)) => total += d,
+                            Err(e) => {
+                                failure.borrow_mut().get_or_insert(e);
+                            }
+                        }
+                    }
+                    total
+                })
+            });
+        }
+        group.finish();
+    }
+    if let Some(e) = failure.into_inner() {
+        return Err(e);
+    }
+    c.bench_function("tracker_record_10000_files", |b| {
+        b.iter(|| black_box(record_all(&shown)).len())
+    });
+    c.final_summary();
+
+    if !quick {
+        let pairs: usize = std::env::var("CANOPY_BENCH_PAIRS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(15);
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        for _ in 0..pairs {
+            on.push(rt.block_on(run_child(&root, &task, true))?.0.as_secs_f64() * 1000.0);
+            off.push(rt.block_on(run_child(&root, &task, false))?.0.as_secs_f64() * 1000.0);
+        }
+        let ratios: Vec<f64> = on.iter().zip(&off).map(|(a, b)| a / b).collect();
+        let (m_on, m_off, m_ratio) = (median(on.clone()), median(off.clone()), median(ratios));
+        println!("| tree | child wall time, tracking on (median of {pairs}) | off | ratio of medians | median of paired ratios |");
+        println!("|---|---|---|---|---|");
+        println!(
+            "| {name} | {m_on:.0} ms (min {:.0}) | {m_off:.0} ms (min {:.0}) | {:.3}× | {m_ratio:.3}× |",
+            on.iter().copied().fold(f64::MAX, f64::min),
+            off.iter().copied().fold(f64::MAX, f64::min),
+            m_on / m_off,
+        );
+    }
+    Ok(())
+}

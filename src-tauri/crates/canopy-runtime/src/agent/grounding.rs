@@ -1,0 +1,63 @@
+//! Grounding a subagent's validated result in what it was shown: each citation's provenance,
+//! staleness and "then" text, the result's trust summary and unsupported mark, and the one
+//! corrective notice for citations that are unseen or invalid.
+
+use std::sync::Arc;
+
+use canopy_protocol::{Message, SubagentResult};
+use tokio_util::sync::CancellationToken;
+
+use crate::provenance;
+
+use super::session::AgentCtx;
+
+/// Judges `result`'s evidence by this agent's own tool results and marks its support. `false`
+/// when `cancel` fired first (the result is then left as it was).
+pub(crate) async fn ground(
+    ctx: &Arc<AgentCtx>,
+    history: &[Message],
+    result: &mut SubagentResult,
+    tool_calls: u32,
+    cancel: &CancellationToken,
+) -> bool {
+    if !ctx.runtime.settings.track_provenance {
+        return true;
+    }
+    let mut evidence = std::mem::take(&mut result.evidence);
+    // Staleness hashes the cited files again: off the async workers.
+    let judged = {
+        let ctx = ctx.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Ok(seen) = ctx.seen.lock() {
+                provenance::judge(&mut evidence, &seen, &ctx.project_root);
+            }
+            evidence
+        })
+    };
+    let evidence = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return false,
+        r = judged => match r {
+            Ok(e) => e,
+            Err(_) => return false,
+        },
+    };
+    result.evidence = evidence;
+    provenance::fill_seen_text(&mut result.evidence, history, &ctx.project_root);
+    provenance::mark_support(result, tool_calls);
+    true
+}
+
+/// The corrective notice for a result whose citations are unseen or invalid, naming each one;
+/// `None` when every citation is seen and valid (or at least its file was seen).
+pub(crate) fn correction(result: &SubagentResult) -> Option<String> {
+    let bad = provenance::offending(&result.evidence);
+    if bad.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = bad.iter().map(|e| provenance::describe(e)).collect();
+    Some(format!(
+        "these evidence items are not grounded in what your own tool results showed you: {}. Fix or drop each: cite only lines your Read/Grep results showed, exactly as `path:line`; drop a citation you cannot back",
+        list.join(", ")
+    ))
+}

@@ -1,0 +1,279 @@
+//! Judging checked evidence by what the citing agent was shown: provenance from its tracker,
+//! staleness against the stamp it read, the line as its tool results showed it (from its own
+//! history), trust, and whether a result as a whole is supported.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use canopy_protocol::{
+    CheckedEvidence, EvidenceState, EvidenceTrust, Message, Provenance, SubagentResult,
+    TrustSummary, Unsupported,
+};
+use canopy_tools::paths::{self, Access};
+use canopy_tools::stamp;
+
+use super::Tracker;
+use crate::contract::cap_display;
+
+/// Sets `provenance`, `read_stamp`, `stale` and `trust` of each item from `seen` (what the agent,
+/// or for the main answer any agent of the run, was shown) and the project as it is now.
+pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Path) {
+    for item in evidence {
+        let found = if item.state == EvidenceState::Unparseable {
+            None
+        } else {
+            seen.lookup(&item.path, item.line, item.end_line)
+        };
+        item.provenance = Some(found.as_ref().map_or(Provenance::Unseen, |f| f.provenance));
+        item.read_stamp = found.and_then(|f| f.stamp);
+        item.stale = match (&item.read_stamp, item.state) {
+            (Some(s), EvidenceState::Valid) => {
+                paths::resolve(project_root, &item.path, Access::Read)
+                    .map(|r| !stamp::unchanged(&r.abs, s))
+                    .unwrap_or(true)
+            }
+            _ => false,
+        };
+        item.trust = item.derive_trust();
+    }
+}
+
+/// Fills `seen_text` of each item whose first cited line is in one of the agent's own tool
+/// results still in `history` (the latest showing wins). A result cut down to make room no longer
+/// holds its lines, and then the text stays unknown.
+pub fn fill_seen_text(evidence: &mut [CheckedEvidence], history: &[Message], project_root: &Path) {
+    if evidence
+        .iter()
+        .all(|e| e.provenance != Some(Provenance::Seen))
+    {
+        return;
+    }
+    // Which file each Read call showed, by call id, resolved like the tool resolved it.
+    let mut read_paths: HashMap<&str, Option<String>> = HashMap::new();
+    for m in history {
+        if let Message::Assistant { tool_calls, .. } = m {
+            for c in tool_calls.iter().filter(|c| c.name == "Read") {
+                let path = serde_json::from_str::<serde_json::Value>(&c.arguments)
+                    .ok()
+                    .and_then(|v| v.get("path").and_then(|p| p.as_str()).map(str::to_string))
+                    .and_then(|p| paths::resolve(project_root, &p, Access::Read).ok())
+                    .map(|r| r.display);
+                read_paths.insert(c.id.as_str(), path);
+            }
+        }
+    }
+    for item in evidence
+        .iter_mut()
+        .filter(|e| e.provenance == Some(Provenance::Seen))
+    {
+        item.seen_text = history.iter().rev().find_map(|m| match m {
+            Message::ToolResult {
+                call_id,
+                name,
+                content,
+                is_error: false,
+            } => match name.as_str() {
+                "Read"
+                    if read_paths.get(call_id.as_str()).and_then(|p| p.as_deref())
+                        == Some(item.path.as_str()) =>
+                {
+                    read_line(content, item.line)
+                }
+                "Grep" => grep_line(content, &item.path, item.line),
+                _ => None,
+            },
+            _ => None,
+        });
+    }
+}
+
+fn read_line(content: &str, line: u32) -> Option<String> {
+    content.lines().find_map(|l| {
+        let (n, text) = l.split_once('\t')?;
+        (n.trim_start().parse::<u32>().ok()? == line).then(|| cap_display(text))
+    })
+}
+
+fn grep_line(content: &str, path: &str, line: u32) -> Option<String> {
+    content.lines().find_map(|l| {
+        let rest = l.strip_prefix(path)?;
+        let sep = rest.chars().next().filter(|c| *c == ':' || *c == '-')?;
+        let (n, text) = rest[1..].split_once(sep)?;
+        (n.parse::<u32>().ok()? == line).then(|| cap_display(text))
+    })
+}
+
+/// Sets the result's trust summary and its `unsupported` mark: written after zero tool calls, or
+/// findings without a single citation that is both valid and seen.
+pub fn mark_support(result: &mut SubagentResult, tool_calls: u32) {
+    result.trust = TrustSummary::of(&result.evidence);
+    let grounded_somewhere = result
+        .evidence
+        .iter()
+        .any(|e| e.state == EvidenceState::Valid && e.provenance == Some(Provenance::Seen));
+    result.unsupported = if tool_calls == 0 {
+        Some(Unsupported::NoToolCalls)
+    } else if !result.findings.is_empty() && !grounded_somewhere {
+        Some(Unsupported::NoSeenEvidence)
+    } else {
+        None
+    };
+}
+
+/// The items a corrective turn names: unseen by the agent, or not valid on disk.
+pub fn offending(evidence: &[CheckedEvidence]) -> Vec<&CheckedEvidence> {
+    evidence
+        .iter()
+        .filter(|e| {
+            matches!(
+                e.trust,
+                Some(EvidenceTrust::Unseen | EvidenceTrust::Invalid)
+            )
+        })
+        .collect()
+}
+
+/// One line per item for people and models: `[unseen] src/x.rs:12`, with why when invalid.
+pub fn describe(item: &CheckedEvidence) -> String {
+    let word = match item.trust {
+        Some(EvidenceTrust::Invalid) => match item.state {
+            EvidenceState::MissingFile => "invalid: no such file",
+            EvidenceState::LineOutOfRange => "invalid: line out of range",
+            EvidenceState::OutsideProject => "invalid: outside the project",
+            EvidenceState::Unparseable => "invalid: not path:line",
+            EvidenceState::Valid => "invalid",
+        },
+        Some(EvidenceTrust::Unseen) => "unseen",
+        Some(EvidenceTrust::FileSeen) => "file seen, line not",
+        Some(EvidenceTrust::QuoteMismatch) => "quote mismatch",
+        Some(EvidenceTrust::Stale) => "stale",
+        Some(EvidenceTrust::Grounded) => "seen",
+        None => "provenance not recorded",
+    };
+    format!("[{word}] {}", item.raw.trim())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use canopy_protocol::{SeenFile, ToolCall};
+
+    use crate::contract::check_evidence;
+
+    fn project() -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.rs"), "fn a() {}\nfn b() {}\nfn c() {}\n").unwrap();
+        std::fs::write(root.join("b.rs"), "one\ntwo\n").unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn each_item_gets_its_provenance_stamp_staleness_and_trust() {
+        let (_dir, root) = project();
+        let mut seen = Tracker::new();
+        seen.record(&[
+            SeenFile {
+                path: "a.rs".into(),
+                lines: vec![[1, 2]],
+                stamp: Some(stamp::stamp_file(&root.join("a.rs")).unwrap()),
+            },
+            SeenFile {
+                path: "b.rs".into(),
+                lines: vec![],
+                stamp: None,
+            },
+        ]);
+        let mut items: Vec<CheckedEvidence> =
+            ["a.rs:2", "a.rs:2-3", "b.rs:1", "c.rs:1", "a.rs:9", "a.rs"]
+                .iter()
+                .map(|r| check_evidence(r, &root))
+                .collect();
+        judge(&mut items, &seen, &root);
+        let trust: Vec<_> = items.iter().map(|e| e.trust.unwrap()).collect();
+        assert_eq!(
+            trust,
+            [
+                EvidenceTrust::Grounded,
+                EvidenceTrust::FileSeen,
+                EvidenceTrust::FileSeen,
+                EvidenceTrust::Invalid,
+                EvidenceTrust::Invalid,
+                EvidenceTrust::Invalid,
+            ]
+        );
+        assert_eq!(items[3].provenance, Some(Provenance::Unseen));
+        assert!(items[0].read_stamp.is_some());
+        assert!(items[2].read_stamp.is_none(), "a listing read no content");
+        std::fs::write(root.join("a.rs"), "fn a() {}\nfn B() {}\nfn c() {}\n").unwrap();
+        let mut again = vec![check_evidence("a.rs:2", &root)];
+        judge(&mut again, &seen, &root);
+        assert!(again[0].stale);
+        assert_eq!(again[0].trust, Some(EvidenceTrust::Stale));
+    }
+
+    #[test]
+    fn seen_text_comes_from_the_agents_own_read_and_grep_results() {
+        let (_dir, root) = project();
+        let history = vec![
+            Message::user("look at a.rs:3, it says fn zzz"),
+            Message::assistant(
+                "",
+                vec![ToolCall {
+                    id: "c1".into(),
+                    name: "Read".into(),
+                    arguments: r#"{"path":"./a.rs"}"#.into(),
+                }],
+            ),
+            Message::ToolResult {
+                call_id: "c1".into(),
+                name: "Read".into(),
+                content: "     1\tfn a() {}\n     2\tfn b() {}\n".into(),
+                is_error: false,
+            },
+            Message::ToolResult {
+                call_id: "c2".into(),
+                name: "Grep".into(),
+                content: "b.rs:2:two\n".into(),
+                is_error: false,
+            },
+        ];
+        let mut items: Vec<CheckedEvidence> = ["a.rs:2", "b.rs:2", "a.rs:3"]
+            .iter()
+            .map(|r| {
+                let mut e = check_evidence(r, &root);
+                e.provenance = Some(Provenance::Seen);
+                e
+            })
+            .collect();
+        fill_seen_text(&mut items, &history, &root);
+        assert_eq!(items[0].seen_text.as_deref(), Some("fn b() {}"));
+        assert_eq!(items[1].seen_text.as_deref(), Some("two"));
+        assert_eq!(
+            items[2].seen_text, None,
+            "the task prompt is not a tool result"
+        );
+    }
+
+    #[test]
+    fn a_result_is_unsupported_after_zero_tool_calls_or_without_seen_valid_evidence() {
+        let (_dir, root) = project();
+        let mut result = crate::contract::validate(
+            crate::profiles::ResultContract::Explore,
+            r#"{"status":"completed","summary":"s","findings":["f"],"evidence":["a.rs:1"]}"#,
+            &root,
+        )
+        .unwrap();
+        judge(&mut result.evidence, &Tracker::new(), &root);
+        mark_support(&mut result, 0);
+        assert_eq!(result.unsupported, Some(Unsupported::NoToolCalls));
+        mark_support(&mut result, 3);
+        assert_eq!(result.unsupported, Some(Unsupported::NoSeenEvidence));
+        assert_eq!(result.trust.unwrap().unseen, 1);
+        assert_eq!(offending(&result.evidence).len(), 1);
+        assert_eq!(describe(&result.evidence[0]), "[unseen] a.rs:1");
+        result.findings.clear();
+        mark_support(&mut result, 3);
+        assert_eq!(result.unsupported, None, "nothing claimed, nothing to back");
+    }
+}
