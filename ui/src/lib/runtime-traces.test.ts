@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { applyRecords, emptyState, finalizeRun, parseJsonl, type SessionNode, type TreeState } from './reducer';
 import { budgetBars, totalTokens } from './derive';
 import type { TraceRecord } from '../generated/types';
+import { nodeTrustBadge, trustLine } from './trust';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'tests', 'fixtures', 'traces');
 
@@ -130,6 +131,25 @@ describe.each(['replay', 'live'] as const)('runtime traces, %s order', (order) =
     expect(child.ownTokens.input + child.ownTokens.output).toBe(tokensIn(run, child.id));
     const root = get(s, run.rootId);
     expect(totalTokens(root.subtreeTokens)).toBe(tokensIn(run, run.rootId) + tokensIn(run, child.id));
+  });
+
+  it('parallel-explore: each child carries the trust its own reads earned, counted as the runtime counted it', () => {
+    const run = loadRun('parallel-explore');
+    const s = tree(run, order);
+    const kids = children(s, run);
+    expect(kids.length).toBe(2);
+    for (const k of kids) {
+      const trust = k.result?.trust;
+      expect(trust, `${k.id}: the runtime recorded provenance`).toBeDefined();
+      if (trust === undefined) continue;
+      // Every citation the child made got exactly one trust word.
+      expect(trust.total).toBe(k.result?.evidence.length);
+      expect(k.result?.evidence.every((e) => e.trust !== undefined && e.provenance !== undefined)).toBe(true);
+      expect(nodeTrustBadge(k.result ?? null)?.title).toBe(trustLine(trust));
+    }
+    // One child cites a line past the end of the file it read: that citation is invalid, the other grounded.
+    const lines = kids.map((k) => (k.result?.trust ? trustLine(k.result.trust) : '')).sort();
+    expect(lines).toContain('1 of 2 citations seen and valid · 1 invalid');
   });
 
   it('light-fallback: the child ran on the main model and is marked as a fallback', () => {
