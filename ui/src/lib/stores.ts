@@ -13,6 +13,9 @@ import { SettingsFormStore } from './settingsForm.svelte';
 import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService, WindowService } from './services';
 import { toApiError } from './errors';
 
+/** What `createStores` is made from (App gets it from main.ts and passes it on, never calling it). */
+export type { Backend } from './api';
+
 export interface Stores {
   /** Which backend this is: the app's, or the browser preview's demo. */
   readonly backendKind: Backend['kind'];
