@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { flushSync, mount, tick, unmount } from 'svelte';
 import About from './About.svelte';
-import { ApiError, type Backend } from '../lib/api';
+import type { Backend } from '../lib/api';
+import { ApiError } from '../lib/errors';
 import { createFakeBackend } from '../lib/fake';
 import { AboutService } from '../lib/services';
 

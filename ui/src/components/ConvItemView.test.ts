@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { render } from 'svelte/server';
 import type { ConvItem } from '../lib/reducer';
 import type { JsonValue } from '../lib/types';
-import { AppStore } from '../lib/store.svelte';
+import type { SessionStore } from '../lib/session.svelte';
+import { createStores } from '../lib/stores';
 import { createFakeBackend } from '../lib/fake';
 import ConvItemView from './ConvItemView.svelte';
 
@@ -26,13 +27,13 @@ const tool = (over: Partial<Extract<ConvItem, { kind: 'tool' }>> = {}): ConvItem
   ...over,
 });
 
-function rowFor(app: AppStore, sessionId: string, item: ConvItem, extra: Record<string, unknown> = {}): string {
+function rowFor(session: SessionStore, sessionId: string, item: ConvItem, extra: Record<string, unknown> = {}): string {
   const props = {
     item,
     sessionId,
-    outputs: app.toolOutputs,
-    open: app.isExpanded(sessionId, item.id),
-    onToggle: (o: boolean) => app.setExpanded(sessionId, item.id, o),
+    outputs: session.toolOutputs,
+    open: session.isExpanded(sessionId, item.id),
+    onToggle: (o: boolean) => session.setExpanded(sessionId, item.id, o),
     ...extra,
   };
   return render(ConvItemView, { props }).body;
@@ -40,9 +41,10 @@ function rowFor(app: AppStore, sessionId: string, item: ConvItem, extra: Record<
 
 describe('ConvItemView header line', () => {
   it('names a TodoWrite call by what it does, not by its raw JSON', () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const item = tool({ id: 'call_todo', tool: 'TodoWrite', args: { todos: [{ content: 'a', status: 'pending' }, { content: 'b', status: 'pending' }] } });
-    const body = rowFor(app, 's-main', item);
+    const body = rowFor(session, 's-main', item);
     expect(body).toContain('Update plan (2 items)');
     expect(body).not.toContain('{&quot;todos&quot;');
     expect(body).not.toContain('{"todos"');
@@ -61,20 +63,22 @@ describe('ConvItemView Bash sandbox marks', () => {
     });
 
   it('marks every Bash card of an unsandboxed session, and only Bash cards', () => {
-    const app = new AppStore(createFakeBackend());
-    expect(rowFor(app, 's', bash({ command: 'ls' }), { unsandboxed: true })).toContain('data-testid="bash-unsandboxed"');
-    expect(rowFor(app, 's', bash({ command: 'ls' }))).not.toContain('bash-unsandboxed');
-    expect(rowFor(app, 's', tool(), { unsandboxed: true })).not.toContain('bash-unsandboxed');
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    expect(rowFor(session, 's', bash({ command: 'ls' }), { unsandboxed: true })).toContain('data-testid="bash-unsandboxed"');
+    expect(rowFor(session, 's', bash({ command: 'ls' }))).not.toContain('bash-unsandboxed');
+    expect(rowFor(session, 's', tool(), { unsandboxed: true })).not.toContain('bash-unsandboxed');
   });
 
   it('a pending command that wants the network says so on the card and in the approval', () => {
-    const app = new AppStore(createFakeBackend());
-    const body = rowFor(app, 's', bash({ command: 'npm install', network: true }, true), { onAnswer: () => {}, unsandboxed: true });
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    const body = rowFor(session, 's', bash({ command: 'npm install', network: true }, true), { onAnswer: () => {}, unsandboxed: true });
     expect(body).toContain('data-testid="bash-network"');
     expect(body).toContain('data-testid="approval-network"');
     expect(body).toContain('Wants network access');
     expect(body).toContain('data-testid="approval-unsandboxed"');
-    const plain = rowFor(app, 's', bash({ command: 'ls' }, true), { onAnswer: () => {} });
+    const plain = rowFor(session, 's', bash({ command: 'ls' }, true), { onAnswer: () => {} });
     expect(plain).not.toContain('bash-network');
     expect(plain).not.toContain('approval-network');
     expect(plain).not.toContain('approval-unsandboxed');
@@ -83,36 +87,39 @@ describe('ConvItemView Bash sandbox marks', () => {
 
 describe('ConvItemView', () => {
   it('a tool call expanded before it scrolled away comes back expanded; others stay closed', () => {
-    const app = new AppStore(createFakeBackend());
-    app.setExpanded('s-main', 'call_read1', true);
-    const body = rowFor(app, 's-main', tool());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    session.setExpanded('s-main', 'call_read1', true);
+    const body = rowFor(session, 's-main', tool());
     expect(body).toContain('aria-expanded="true"');
     expect(body).toContain('data-testid="tool-output"');
     expect(body).toContain('pub struct Config {}');
     // The same call id in another session is another row.
-    expect(rowFor(app, 's-child', tool())).toContain('aria-expanded="false"');
-    app.setExpanded('s-main', 'call_read1', false);
-    expect(rowFor(app, 's-main', tool())).not.toContain('data-testid="tool-output"');
+    expect(rowFor(session, 's-child', tool())).toContain('aria-expanded="false"');
+    session.setExpanded('s-main', 'call_read1', false);
+    expect(rowFor(session, 's-main', tool())).not.toContain('data-testid="tool-output"');
   });
 
   it('an expanded replayed output already fetched shows at once when the row comes back', async () => {
     const be = createFakeBackend();
     be.loadToolOutput = async () => 'the whole file';
-    const app = new AppStore(be);
-    await app.toolOutputs.load('s-main', 'call_read1');
-    app.setExpanded('s-main', 'call_read1', true);
-    const body = rowFor(app, 's-main', tool({ output: '', outputElided: true, outputBytes: 900 }));
+    const stores = createStores(be);
+    const { session } = stores;
+    await session.toolOutputs.load('s-main', 'call_read1');
+    session.setExpanded('s-main', 'call_read1', true);
+    const body = rowFor(session, 's-main', tool({ output: '', outputElided: true, outputBytes: 900 }));
     expect(body).toContain('the whole file');
     expect(body).not.toContain('tool-output-loading');
   });
 
   it('approval buttons are disabled once an answer was sent', () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const pending = tool({ tool: 'Edit', status: 'running', permission: { state: 'pending', summary: 'Edit src/auth.rs', source: null, scope: null, reason: null } });
     const onAnswer = () => undefined;
-    const fresh = rowFor(app, 's-main', pending, { onAnswer, answered: false });
+    const fresh = rowFor(session, 's-main', pending, { onAnswer, answered: false });
     expect(fresh.match(/<button[^>]*data-testid="approve-(once|session|deny)"[^>]*>/g)?.filter((b) => b.includes('disabled')).length).toBe(0);
-    const sent = rowFor(app, 's-main', pending, { onAnswer, answered: true });
+    const sent = rowFor(session, 's-main', pending, { onAnswer, answered: true });
     const buttons = sent.match(/<button[^>]*data-testid="approve-(once|session|deny)"[^>]*>/g) ?? [];
     expect(buttons.length).toBe(3);
     expect(buttons.every((b) => b.includes('disabled'))).toBe(true);
@@ -133,26 +140,28 @@ const edit = (permission: Extract<ConvItem, { kind: 'tool' }>['permission']): Co
 
 describe('ConvItemView answers', () => {
   it('renders Markdown with highlighted code and path:line buttons when files can be opened', () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const text = '## Done\n\nThe check is in `src/auth.rs:8`:\n\n```rust\nfn check() -> bool { true }\n```\n\n<img src=x onerror=alert(1)>';
-    const body = rowFor(app, 's-main', answer(text), { onOpenPath: () => undefined });
+    const body = rowFor(session, 's-main', answer(text), { onOpenPath: () => undefined });
     expect(body).toContain('<h2>Done</h2>');
     expect(body).toContain('data-path="src/auth.rs" data-line="8"');
     expect(body).toContain('<span class="hljs-keyword">fn</span>');
     expect(body).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(body).not.toContain('<img');
     // Without a way to open files (e.g. no handler) the mention is plain text.
-    expect(rowFor(app, 's-main', answer(text))).not.toContain('data-path=');
+    expect(rowFor(session, 's-main', answer(text))).not.toContain('data-path=');
   });
 
   it("a subagent's result answer is one line until expanded to the raw JSON", () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const json = '{"status": "completed", "summary": "login is in src/auth.rs"}';
-    const closed = rowFor(app, 's-child', answer(json), { resultEcho: true });
+    const closed = rowFor(session, 's-child', answer(json), { resultEcho: true });
     expect(closed).toContain('Returned its result');
     expect(closed).not.toContain('login is in src/auth.rs');
-    app.setExpanded('s-child', 'mc1', true);
-    const opened = rowFor(app, 's-child', answer(json), { resultEcho: true });
+    session.setExpanded('s-child', 'mc1', true);
+    const opened = rowFor(session, 's-child', answer(json), { resultEcho: true });
     expect(opened).toContain('data-testid="result-echo-raw"');
     expect(opened).toMatch(/(&quot;|")summary\1: \1login is in src\/auth\.rs\1/);
   });
@@ -162,8 +171,9 @@ describe('ConvItemView Edit and Task cards', () => {
   const diffOf = (body: string) => (body.match(/class="dl d-(add|del)[^"]*"/g) ?? []).length;
 
   it('an expanded Edit shows its diff in every approval state, not the raw arguments', () => {
-    const app = new AppStore(createFakeBackend());
-    app.setExpanded('s-main', 'call_edit1', true);
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    session.setExpanded('s-main', 'call_edit1', true);
     const states: Extract<ConvItem, { kind: 'tool' }>['permission'][] = [
       null,
       { state: 'allow', summary: 'Edit src/auth.rs', source: 'policy', scope: null, reason: null },
@@ -171,41 +181,44 @@ describe('ConvItemView Edit and Task cards', () => {
       { state: 'deny', summary: 'Edit src/auth.rs', source: 'user', scope: null, reason: 'denied' },
     ];
     for (const p of states) {
-      const body = rowFor(app, 's-main', edit(p));
+      const body = rowFor(session, 's-main', edit(p));
       expect(body, `state ${p?.state ?? 'none'}`).toContain('data-kind="edit"');
       expect(diffOf(body)).toBe(2);
       expect(body).not.toContain('&quot;old_string&quot;');
       expect(body).not.toContain('"old_string"');
     }
     // While the approval waits, the diff is in the prompt once, not again in the body.
-    const waiting = rowFor(app, 's-main', edit({ state: 'pending', summary: 'Edit src/auth.rs', source: null, scope: null, reason: null }));
+    const waiting = rowFor(session, 's-main', edit({ state: 'pending', summary: 'Edit src/auth.rs', source: null, scope: null, reason: null }));
     expect(waiting.match(/data-testid="approval-preview"/g)?.length).toBe(1);
   });
 
   it('an expanded Write shows the new file, a Read still shows its arguments', () => {
-    const app = new AppStore(createFakeBackend());
-    app.setExpanded('s-main', 'call_w', true);
-    app.setExpanded('s-main', 'call_read1', true);
-    const w = rowFor(app, 's-main', tool({ id: 'call_w', tool: 'Write', args: { path: 'NOTES.md', content: 'line one\nline two\n' } }));
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    session.setExpanded('s-main', 'call_w', true);
+    session.setExpanded('s-main', 'call_read1', true);
+    const w = rowFor(session, 's-main', tool({ id: 'call_w', tool: 'Write', args: { path: 'NOTES.md', content: 'line one\nline two\n' } }));
     expect(w).toContain('data-kind="write"');
     expect(w).toContain('2 lines');
-    expect(rowFor(app, 's-main', tool())).toMatch(/<h4>Arguments<\/h4>\s*<pre[^>]*>\{\s*(&quot;|")path\1: \1src\/config\.rs\1/);
+    expect(rowFor(session, 's-main', tool())).toMatch(/<h4>Arguments<\/h4>\s*<pre[^>]*>\{\s*(&quot;|")path\1: \1src\/config\.rs\1/);
   });
 
   it('a Task card shows how its subagent ended', () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const task = tool({ id: 'call_task', tool: 'Task', args: { description: 'Find the login code' }, childSessionId: 'child-1' });
-    const ok = rowFor(app, 's-main', task, { outcome: { status: null, tone: 'ok', line: 'login is implemented in src/auth.rs' } });
+    const ok = rowFor(session, 's-main', task, { outcome: { status: null, tone: 'ok', line: 'login is implemented in src/auth.rs' } });
     expect(ok).toContain('data-testid="task-outcome"');
     expect(ok).toContain('login is implemented in src/auth.rs');
-    const partial = rowFor(app, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: 'ran out of tokens' } });
+    const partial = rowFor(session, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: 'ran out of tokens' } });
     expect(partial).toMatch(/<span class="oc-status[^"]*">Partial<\/span>/);
-    expect(rowFor(app, 's-main', task)).not.toContain('task-outcome');
+    expect(rowFor(session, 's-main', task)).not.toContain('task-outcome');
   });
 
   it("an expanded Task card lays out the subagent's result: summary, findings, evidence links with their check", () => {
-    const app = new AppStore(createFakeBackend());
-    app.setExpanded('s-main', 'call_task', true);
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
+    session.setExpanded('s-main', 'call_task', true);
     const result = {
       status: 'partial' as const,
       summary: 'Login is checked in src/auth.rs.',
@@ -221,7 +234,7 @@ describe('ConvItemView Edit and Task cards', () => {
     const json = JSON.stringify(result);
     const taskArgs = { id: 'call_task', tool: 'Task', args: { description: 'Find the login code' }, childSessionId: 'child-1' };
     const task = tool({ ...taskArgs, output: json, outputBytes: json.length });
-    const body = rowFor(app, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: result.summary, result }, onOpenPath: () => undefined });
+    const body = rowFor(session, 's-main', task, { outcome: { status: 'Partial', tone: 'warn', line: result.summary, result }, onOpenPath: () => undefined });
     expect(body).toContain('data-testid="task-result"');
     expect(body).toMatch(/data-testid="task-summary"[^>]*>Login is checked in src\/auth\.rs\.</);
     expect(body).toMatch(/data-testid="task-findings"[^>]*>(<!--[^>]*-->)*<li>Passwords only need to be non-empty<\/li>/);
@@ -237,7 +250,7 @@ describe('ConvItemView Edit and Task cards', () => {
     expect(body.indexOf('data-testid="task-result"')).toBeLessThan(body.indexOf('data-testid="tool-output"'));
     expect(body).not.toContain('data-testid="details-summary"');
     // Without a result (a subagent that failed) the card shows what the tool returned, unfolded.
-    const failed = rowFor(app, 's-main', tool({ ...taskArgs, output: 'subagent failed: model error' }), { outcome: { status: 'Failed', tone: 'bad', line: 'model error', result: null } });
+    const failed = rowFor(session, 's-main', tool({ ...taskArgs, output: 'subagent failed: model error' }), { outcome: { status: 'Failed', tone: 'bad', line: 'model error', result: null } });
     expect(failed).toMatch(/<details class="raw [^"]*\bflat\b[^"]*" open="">/);
     expect(failed).toContain('data-testid="tool-output"');
     expect(failed).not.toContain('task-result');
@@ -246,15 +259,16 @@ describe('ConvItemView Edit and Task cards', () => {
 
 describe('ConvItemView reasoning', () => {
   it('shows a turn\'s reasoning folded, with its token count', () => {
-    const app = new AppStore(createFakeBackend());
+    const stores = createStores(createFakeBackend());
+    const { session } = stores;
     const item: ConvItem = { kind: 'assistant', id: 'm1', text: 'Login is in src/auth.rs.', streaming: false, error: null, ts: 1, reasoning: 'I should grep for fn login.', reasoningTokens: 7 };
-    const body = rowFor(app, 's-main', item);
+    const body = rowFor(session, 's-main', item);
     expect(body).toMatch(/<details class="reasoning[^"]*" data-testid="msg-reasoning">/);
     expect(body).not.toMatch(/<details[^>]*open/);
     expect(body).toContain('Thinking');
     expect(body).toContain('(7 tokens)');
     expect(body).toContain('I should grep for fn login.');
-    const plain = rowFor(app, 's-main', { ...item, reasoning: undefined, reasoningTokens: undefined });
+    const plain = rowFor(session, 's-main', { ...item, reasoning: undefined, reasoningTokens: undefined });
     expect(plain).not.toContain('msg-reasoning');
   });
 });

@@ -4,7 +4,7 @@ import History from './History.svelte';
 import { storesContext } from '../lib/context';
 import { createFakeBackend } from '../lib/fake';
 import { DEMO_ROOT } from '../lib/fixtures/demo';
-import { AppStore } from '../lib/store.svelte';
+import { createStores } from '../lib/stores';
 
 // A view mounted the way App mounts it: no props, its store from context, the backend reached only
 // through the store's services. The list it shows is the backend's, and Delete goes through the seam.
@@ -26,10 +26,10 @@ describe('History under the context stores', () => {
     await backend.openProject(DEMO_ROOT);
     const expected = (await backend.listSessions()).map((s) => s.session_id);
     expect(expected.length).toBeGreaterThan(1);
-    const app = new AppStore(backend);
+    const stores = createStores(backend);
     const target = document.createElement('div');
     document.body.appendChild(target);
-    view = mount(History, { target, context: storesContext(app) });
+    view = mount(History, { target, context: storesContext(stores) });
     await settle();
     const ids = () => [...target.querySelectorAll('[data-testid="history-row"]')].map((r) => r.getAttribute('data-session-id'));
     expect(ids()).toEqual(expected);

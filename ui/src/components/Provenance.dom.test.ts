@@ -5,7 +5,7 @@ import Tree from './Tree.svelte';
 import { storesContext } from '../lib/context';
 import { createFakeBackend } from '../lib/fake';
 import { DEMO_ROOT } from '../lib/fixtures/demo';
-import { AppStore } from '../lib/store.svelte';
+import { createStores } from '../lib/stores';
 import { applyRecords, emptyState, finalizeRun } from '../lib/reducer';
 import { deriveTrust, summarize } from '../lib/trust';
 import type { CheckedEvidence, SubagentResult, TraceEvent, TraceRecord } from '../lib/types';
@@ -44,8 +44,9 @@ async function setup(recheck?: (items: CheckedEvidence[]) => CheckedEvidence[]) 
     return { items: now, trust: summarize(now) };
   };
   await backend.openProject(DEMO_ROOT);
-  const app = new AppStore(backend);
-  app.tree = finalizeRun(
+  const stores = createStores(backend);
+  const { session } = stores;
+  session.tree = finalizeRun(
     applyRecords(emptyState(), [
       rec('main', null, { type: 'run_started', prompt: 'p' }),
       rec('main', null, { type: 'subagent_requested', child_session_id: 'good', tool_call_id: 'c-good', profile: 'explore', description: 'Grounded one', prompt: 'x', model_slot: 'light' } as TraceEvent),
@@ -55,8 +56,8 @@ async function setup(recheck?: (items: CheckedEvidence[]) => CheckedEvidence[]) 
       rec('main', null, { type: 'run_ended', terminal_reason: 'completed', final_text: 'ok', result: null, error: null, usage: { input_tokens: 1, output_tokens: 1, estimated: false }, usage_with_descendants: { input_tokens: 1, output_tokens: 1, estimated: false }, totals: { steps: 1, context_tokens: 1, total_tokens: 2, wall_time_ms: 5 }, tool_calls: 2 } as TraceEvent),
     ]),
   );
-  app.pane = { kind: 'replay' };
-  return { app, calls };
+  session.pane = { kind: 'replay' };
+  return { stores, session, calls };
 }
 
 async function settle(): Promise<void> {
@@ -75,12 +76,12 @@ describe('evidence opened in the details', () => {
   });
 
   it('is re-checked once, and a file changed since shows stale with its line then and now; the tree keeps the recorded result', async () => {
-    const { app, calls } = await setup((items) =>
+    const { stores, session, calls } = await setup((items) =>
       items.map((e) => (e.path === 'src/pool.rs' ? { ...e, stale: true, trust: 'stale', seen_text: 'text 30', text: 'renamed 30' } : e)),
     );
     const target = document.createElement('div');
     document.body.appendChild(target);
-    view = mount(NodeDetails, { target, props: { id: 'good' }, context: storesContext(app) });
+    view = mount(NodeDetails, { target, props: { id: 'good' }, context: storesContext(stores) });
     await settle();
     expect(calls).toHaveLength(1);
     expect(calls[0].map((e) => e.raw)).toEqual(['src/pool.rs:30', 'src/net.rs:3']);
@@ -92,18 +93,18 @@ describe('evidence opened in the details', () => {
     expect(target.querySelector('[data-testid="details-trust"]')?.textContent).toContain('0 of 2 citations seen and valid · 1 unseen · 1 stale');
     expect(target.querySelector('[data-rechecked]')?.getAttribute('data-rechecked')).toBe('true');
     // The trace as recorded is untouched.
-    expect(app.tree.nodes.get('good')?.result?.evidence[0].trust).toBe('grounded');
+    expect(session.tree.nodes.get('good')?.result?.evidence[0].trust).toBe('grounded');
     // Opening the stale citation tells the viewer so.
     target.querySelector<HTMLButtonElement>('[data-testid="evidence-link"]')?.click();
     await settle();
-    expect(app.file?.stale).toEqual({ reader: 'the subagent', then: 'text 30', now: 'renamed 30' });
+    expect(stores.fileViewer.file?.stale).toEqual({ reader: 'the subagent', then: 'text 30', now: 'renamed 30' });
   });
 
   it('says why an unsupported result is unsupported', async () => {
-    const { app } = await setup();
+    const { stores } = await setup();
     const target = document.createElement('div');
     document.body.appendChild(target);
-    view = mount(NodeDetails, { target, props: { id: 'guess' }, context: storesContext(app) });
+    view = mount(NodeDetails, { target, props: { id: 'guess' }, context: storesContext(stores) });
     await settle();
     const why = target.querySelector('[data-testid="details-unsupported"]');
     expect(why?.getAttribute('data-reason')).toBe('no_tool_calls');
@@ -120,11 +121,11 @@ describe('the tree', () => {
   });
 
   it('carries a trust badge per result and filters to unsupported agents', async () => {
-    const { app } = await setup();
+    const { stores } = await setup();
     const target = document.createElement('div');
     target.style.height = '600px';
     document.body.appendChild(target);
-    view = mount(Tree, { target, context: storesContext(app) });
+    view = mount(Tree, { target, context: storesContext(stores) });
     await settle();
     const badge = (id: string) => target.querySelector(`[data-session-id="${id}"] [data-testid="node-trust"]`);
     expect(badge('good')?.textContent).toBe('1/2 ✓');

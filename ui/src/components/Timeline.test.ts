@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { render } from 'svelte/server';
 import { applyRecords, emptyState, finalizeRun, parseJsonl } from '../lib/reducer';
-import type { AppStore } from '../lib/store.svelte';
+import { createFakeBackend } from '../lib/fake';
+import { createStores } from '../lib/stores';
 import Timeline from './Timeline.svelte';
 import { storesContext } from '../lib/context';
 import { toolKind } from '../lib/toolKind';
@@ -18,9 +19,11 @@ function html(): string {
     .filter((f) => f.endsWith('.jsonl'))
     .flatMap((f) => parseJsonl(readFileSync(join(dir, f), 'utf8')).records);
   const tree = finalizeRun(applyRecords(emptyState(), records));
-  // Timeline reads only these three fields of the session store.
-  const app = { tree, running: false, now: 0 } as unknown as AppStore;
-  return render(Timeline, { context: storesContext(app) }).body;
+  // The stores as App makes them, showing that recorded run (ended: nothing running, the clock unused).
+  const stores = createStores(createFakeBackend());
+  stores.session.tree = tree;
+  stores.session.now = 0;
+  return render(Timeline, { context: storesContext(stores) }).body;
 }
 
 interface Bar {

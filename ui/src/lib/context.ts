@@ -1,36 +1,22 @@
-//! The stores, one per domain, handed to the views through Svelte context (set once by App, read by
-//! each view) rather than passed down as props: the session (the open project, the live or replayed
-//! run, selection), the Settings form, the file viewer and the notices.
+//! The stores (stores.ts), handed to the views through Svelte context (set once by App, read by each
+//! view) rather than passed down as props. A view takes the domain store it needs:
+//! `const { session, notices } = useStores();`.
 
 import { getContext, setContext } from 'svelte';
-import type { FileViewerStore } from './fileViewer.svelte';
-import type { NoticeStore } from './notices.svelte';
-import type { SettingsFormStore } from './settingsForm.svelte';
-import type { AppStore } from './store.svelte';
+import type { Stores } from './stores';
 
-export interface Stores {
-  /** The session domain (and the entry to the backend seam's services). */
-  session: AppStore;
-  settingsForm: SettingsFormStore;
-  fileViewer: FileViewerStore;
-  notices: NoticeStore;
-}
+export type { Stores } from './stores';
 
 const KEY = Symbol('canopy.stores');
 
-/** The stores of `app`, as the views get them. */
-export function storesOf(app: AppStore): Stores {
-  return { session: app, settingsForm: app.settingsForm, fileViewer: app.fileViewer, notices: app.noticeStore };
-}
-
-/** Makes the stores of `app` available to every view below the calling component. */
-export function provideStores(app: AppStore): Stores {
-  return setContext(KEY, storesOf(app));
+/** Makes `stores` available to every view below the calling component. */
+export function provideStores(stores: Stores): Stores {
+  return setContext(KEY, stores);
 }
 
 /** A `context` map for mounting or rendering a single view in a test. */
-export function storesContext(app: AppStore): Map<symbol, Stores> {
-  return new Map([[KEY, storesOf(app)]]);
+export function storesContext(stores: Stores): Map<symbol, Stores> {
+  return new Map([[KEY, stores]]);
 }
 
 /** The stores, from the nearest App above. */

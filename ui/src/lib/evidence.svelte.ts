@@ -5,9 +5,10 @@
 //! built from it are never changed: the records say what was found then, this says what holds now.
 
 import { SvelteMap } from 'svelte/reactivity';
-import { toApiError } from './api';
+import { toApiError } from './errors';
 import type { CheckedEvidence, RecheckedEvidence } from './types';
-import type { Rechecked } from './trust';
+import { answerShown, withRecheck, type AnswerShown, type Rechecked } from './trust';
+import type { SessionNode } from './reducer';
 
 /** Asks the backend to re-check recorded items (the store's `recheckEvidence`). */
 export type Recheck = (items: CheckedEvidence[]) => Promise<RecheckedEvidence>;
@@ -61,6 +62,26 @@ export class EvidenceChecks {
     } catch (e) {
       if (gen !== this.generation || this.asked.get(key) !== items) return;
       this.errors.set(key, toApiError(e).message);
+    }
+  }
+
+  /** `node`'s result with its evidence as last re-checked (the recorded one until then). */
+  resultOf(node: SessionNode | undefined): SessionNode['result'] {
+    if (node === undefined || node.result === null) return null;
+    return withRecheck(node.result, this.get(node.id));
+  }
+
+  /** The final answer `itemId` of `node`, its references as checked (and re-checked once shown); null when none was checked. */
+  answerOf(node: SessionNode | undefined, itemId: string): AnswerShown | null {
+    const check = node?.answerChecks.find((c) => c.itemId === itemId);
+    if (node === undefined || check === undefined) return null;
+    return answerShown(check, this.get(answerKey(node.id, itemId)));
+  }
+
+  /** Re-checks every final answer's references of `node` (they are on screen). */
+  recheckAnswers(node: SessionNode | undefined): void {
+    for (const c of node?.answerChecks ?? []) {
+      if (c.itemId !== null) void this.open(answerKey(node?.id ?? '', c.itemId), c.references);
     }
   }
 

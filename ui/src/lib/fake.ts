@@ -2,7 +2,8 @@
 //! approvals and cancels the way the app does, and keeps settings and keys in memory. It is never used
 //! inside Tauri.
 
-import { ApiError, toApiError, type Backend } from './api';
+import type { Backend } from './api';
+import { ApiError, toApiError } from './errors';
 import { demoRun, demoRunInteractive, DEMO_ROOT } from './fixtures/demo';
 import { keyOrigin } from './keyOrigin';
 import { BUILTIN_PROFILES, MAX_PARALLELISM, MAX_WINDOW_LINES, REPLAY_INLINE_OUTPUT_BYTES } from '../generated/constants';

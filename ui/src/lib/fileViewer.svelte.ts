@@ -2,8 +2,8 @@
 //! loading more lines at either edge as the person scrolls. Reads go through the one backend seam
 //! (`read`, the store's `readProjectFile`).
 
-import { toApiError } from './api';
-import type { FileWindow } from './types';
+import { toApiError } from './errors';
+import type { CheckedEvidence, FileWindow } from './types';
 
 export interface FileView {
   /** Which opening of the viewer this is (a new number per `openFile`). */
@@ -78,6 +78,12 @@ export class FileViewerStore {
     } catch (e) {
       if (this.fileSeq === seq && this.file !== null) this.file = { ...view, error: toApiError(e).message };
     }
+  }
+
+  /** Opens a citation; a stale one says so, with its line then and now. */
+  openEvidence(e: CheckedEvidence, reader = 'the subagent'): Promise<void> {
+    const stale = e.stale === true || e.trust === 'stale' ? { reader, then: e.seen_text ?? null, now: e.text } : null;
+    return this.open(e.path, e.line, e.end_line, null, stale);
   }
 
   /**

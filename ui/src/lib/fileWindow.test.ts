@@ -1,20 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from './api';
+import { ApiError } from './errors';
 import { createFakeBackend } from './fake';
 import { DEMO_ROOT } from './fixtures/demo';
-import { AppStore, FILE_MORE_LINES } from './store.svelte';
+import { FILE_MORE_LINES } from './fileViewer.svelte';
+import type { Stores } from './stores';
+import { createStores } from './stores';
 
 /** The demo project open and the viewer on its long `src/tables.rs` at `line` (fake timers running). */
 async function opened(line: number) {
   const be = createFakeBackend();
-  const app = new AppStore(be);
-  const open = app.openProject(DEMO_ROOT);
+  const stores = createStores(be);
+  const { session } = stores;
+  const open = session.openProject(DEMO_ROOT);
   await vi.advanceTimersByTimeAsync(100);
   await open;
-  const f = app.openFile('src/tables.rs', line, null);
+  const f = stores.fileViewer.open('src/tables.rs', line, null);
   await vi.advanceTimersByTimeAsync(100);
   await f;
-  return { app, be };
+  return { stores, be };
 }
 
 // The file viewer holds a window of a long file and grows it as the person scrolls toward an edge.
@@ -26,69 +29,69 @@ describe('file viewer window', () => {
     vi.useRealTimers();
   });
 
-  async function more(app: AppStore, edge: 'before' | 'after'): Promise<boolean> {
-    const p = app.loadMoreFile(edge);
+  async function more(stores: Stores, edge: 'before' | 'after'): Promise<boolean> {
+    const p = stores.fileViewer.loadMore(edge);
     await vi.advanceTimersByTimeAsync(100);
     return p;
   }
 
   it('prepends the lines above, numbered where they belong, and remembers the pieces', async () => {
-    const { app, be } = await opened(7001);
-    const w0 = app.file?.window;
-    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
+    const { stores, be } = await opened(7001);
+    const w0 = stores.fileViewer.file?.window;
+    if (w0 == null) throw new Error(`no window: ${stores.fileViewer.file?.error}`);
     const cited = w0.lines[7001 - w0.start_line];
     const spy = vi.spyOn(be, 'readProjectFile');
-    expect(await more(app, 'before')).toBe(true);
+    expect(await more(stores, 'before')).toBe(true);
     expect(spy).toHaveBeenCalledWith('src/tables.rs', 6801 - FILE_MORE_LINES, 6800);
-    const w = app.file?.window;
+    const w = stores.fileViewer.file?.window;
     if (w == null) throw new Error('window lost');
     expect(w.start_line).toBe(6801 - FILE_MORE_LINES);
     expect(w.lines.length).toBe(w0.lines.length + FILE_MORE_LINES);
     expect(w.lines[7001 - w.start_line]).toBe(cited);
-    expect(app.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
-    expect(app.file?.loading).toBeNull();
+    expect(stores.fileViewer.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
+    expect(stores.fileViewer.file?.loading).toBeNull();
   });
 
   it('appends below until the end of the file, then stops asking', async () => {
-    const { app, be } = await opened(30);
-    const total = app.file?.window?.total_lines ?? 0;
+    const { stores, be } = await opened(30);
+    const total = stores.fileViewer.file?.window?.total_lines ?? 0;
     expect(total).toBeGreaterThan(2100 + FILE_MORE_LINES);
     const spy = vi.spyOn(be, 'readProjectFile');
     let steps = 0;
-    while (await more(app, 'after')) steps += 1;
-    const w = app.file?.window;
+    while (await more(stores, 'after')) steps += 1;
+    const w = stores.fileViewer.file?.window;
     if (w == null) throw new Error('window lost');
     expect(w.start_line).toBe(1);
     expect(w.lines.length).toBe(total);
     expect(steps).toBe(spy.mock.calls.length);
     // At the top and at the bottom there is nothing more to fetch.
-    expect(await more(app, 'before')).toBe(false);
-    expect(await more(app, 'after')).toBe(false);
+    expect(await more(stores, 'before')).toBe(false);
+    expect(await more(stores, 'after')).toBe(false);
     expect(spy.mock.calls.length).toBe(steps);
   });
 
   it('says why more lines could not be loaded, and a later open starts clean', async () => {
-    const { app, be } = await opened(7001);
+    const { stores, be } = await opened(7001);
     vi.spyOn(be, 'readProjectFile').mockRejectedValueOnce({ code: 'not_found', message: '`src/tables.rs` does not exist' });
-    expect(await more(app, 'before')).toBe(false);
-    expect(app.file?.moreError).toBe('`src/tables.rs` does not exist');
-    expect(app.file?.window?.start_line).toBe(6801);
-    const again = app.openFile('src/tables.rs', 7001, null);
+    expect(await more(stores, 'before')).toBe(false);
+    expect(stores.fileViewer.file?.moreError).toBe('`src/tables.rs` does not exist');
+    expect(stores.fileViewer.file?.window?.start_line).toBe(6801);
+    const again = stores.fileViewer.open('src/tables.rs', 7001, null);
     await vi.advanceTimersByTimeAsync(100);
     await again;
-    expect(app.file?.moreError).toBeNull();
+    expect(stores.fileViewer.file?.moreError).toBeNull();
   });
 
   it('drops an answer that arrives after the viewer moved on to another file', async () => {
-    const { app } = await opened(7001);
-    const p = app.loadMoreFile('before');
-    const other = app.openFile('src/pool.rs', 30, null);
+    const { stores } = await opened(7001);
+    const p = stores.fileViewer.loadMore('before');
+    const other = stores.fileViewer.open('src/pool.rs', 30, null);
     await vi.advanceTimersByTimeAsync(200);
     await other;
     expect(await p).toBe(false);
-    expect(app.file?.path).toBe('src/pool.rs');
-    expect(app.file?.window?.start_line).toBe(1);
-    expect(app.file?.pieces).toEqual([1]);
+    expect(stores.fileViewer.file?.path).toBe('src/pool.rs');
+    expect(stores.fileViewer.file?.window?.start_line).toBe(1);
+    expect(stores.fileViewer.file?.pieces).toEqual([1]);
   });
 });
 
@@ -102,11 +105,11 @@ describe('file viewer on a file that changed since it was opened', () => {
   });
 
   it('reloads at the same citation instead of splicing lines of two versions together', async () => {
-    const { app, be } = await opened(7001);
-    const w0 = app.file?.window;
-    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
-    const id0 = app.file?.id;
-    expect(app.file?.note).toBeNull();
+    const { stores, be } = await opened(7001);
+    const w0 = stores.fileViewer.file?.window;
+    if (w0 == null) throw new Error(`no window: ${stores.fileViewer.file?.error}`);
+    const id0 = stores.fileViewer.file?.id;
+    expect(stores.fileViewer.file?.note).toBeNull();
 
     // From now on the file on disk has three new lines at the top.
     const read = be.readProjectFile.bind(be);
@@ -125,13 +128,13 @@ describe('file viewer on a file that changed since it was opened', () => {
       return { path, total_lines: edited.length, start_line: s, lines: edited.slice(s - 1, e), language: 'rust' };
     });
 
-    const p = app.loadMoreFile('before');
+    const p = stores.fileViewer.loadMore('before');
     await vi.advanceTimersByTimeAsync(200);
     expect(await p).toBe(false);
     // One read for the lines above, one for the fresh window around the same citation.
     expect(spy).toHaveBeenCalledTimes(2);
     expect(spy).toHaveBeenLastCalledWith('src/tables.rs', 6801, 9001);
-    const f = app.file;
+    const f = stores.fileViewer.file;
     const w = f?.window;
     if (f == null || w == null) throw new Error(`no window after reload: ${f?.error}`);
     expect(f.id).not.toBe(id0);
@@ -145,21 +148,21 @@ describe('file viewer on a file that changed since it was opened', () => {
     expect(w.lines[7004 - w.start_line]).toBe(w0.lines[7001 - w0.start_line]);
 
     // Loading more from the reloaded window splices as usual: the count now agrees.
-    const q = app.loadMoreFile('before');
+    const q = stores.fileViewer.loadMore('before');
     await vi.advanceTimersByTimeAsync(100);
     expect(await q).toBe(true);
-    const w2 = app.file?.window;
+    const w2 = stores.fileViewer.file?.window;
     if (w2 == null) throw new Error('window lost');
     expect(w2.start_line).toBe(6801 - FILE_MORE_LINES);
     w2.lines.forEach((text, i) => expect(text).toBe(edited[w2.start_line + i - 1]));
     // The note was about that reload; it does not stay on through later loads.
-    expect(app.file?.note).toBeNull();
+    expect(stores.fileViewer.file?.note).toBeNull();
   });
 
   it('reloads, rather than stopping with an error, when the file shrank below the lines asked for', async () => {
-    const { app, be } = await opened(3001);
-    const w0 = app.file?.window;
-    if (w0 == null) throw new Error(`no window: ${app.file?.error}`);
+    const { stores, be } = await opened(3001);
+    const w0 = stores.fileViewer.file?.window;
+    if (w0 == null) throw new Error(`no window: ${stores.fileViewer.file?.error}`);
     const last = w0.start_line + w0.lines.length - 1;
     // Cut on disk to fewer lines than the window already reaches: the next read starts past the end.
     const kept = last - 10;
@@ -173,11 +176,11 @@ describe('file viewer on a file that changed since it was opened', () => {
       const w = await read(path, s, Math.min(endLine ?? kept, kept));
       return { ...w, total_lines: kept };
     });
-    const p = app.loadMoreFile('after');
+    const p = stores.fileViewer.loadMore('after');
     await vi.advanceTimersByTimeAsync(300);
     expect(await p).toBe(false);
     expect(spy.mock.calls[0]).toEqual(['src/tables.rs', last + 1, last + FILE_MORE_LINES]);
-    const f = app.file;
+    const f = stores.fileViewer.file;
     expect(f?.moreError).toBeNull();
     expect(f?.note).toBe('The file changed; reloaded');
     expect(f?.window?.total_lines).toBe(kept);
@@ -185,13 +188,13 @@ describe('file viewer on a file that changed since it was opened', () => {
   });
 
   it('keeps splicing when the line count is unchanged', async () => {
-    const { app } = await opened(7001);
-    const id0 = app.file?.id;
-    const p = app.loadMoreFile('before');
+    const { stores } = await opened(7001);
+    const id0 = stores.fileViewer.file?.id;
+    const p = stores.fileViewer.loadMore('before');
     await vi.advanceTimersByTimeAsync(100);
     expect(await p).toBe(true);
-    expect(app.file?.id).toBe(id0);
-    expect(app.file?.note).toBeNull();
-    expect(app.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
+    expect(stores.fileViewer.file?.id).toBe(id0);
+    expect(stores.fileViewer.file?.note).toBeNull();
+    expect(stores.fileViewer.file?.pieces).toEqual([6801 - FILE_MORE_LINES, 6801]);
   });
 });

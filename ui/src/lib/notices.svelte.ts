@@ -1,7 +1,8 @@
 //! The notices domain: things to tell the person once (startup warnings, a project switched from the
 //! command line, a run's notes), each dismissible. `CANOPY_*` environment overrides, one line per
 //! overridden setting (each prefixed with the generated `ENV_OVERRIDE_WARNING`), are gathered into a single notice that unfolds to the list: seven separate
-//! banners took a third of a 1280×800 window.
+//! banners took a third of a 1280×800 window. Also the one error toast: the last thing that failed
+//! (any store or view reports it here), until dismissed or replaced.
 
 export interface Notice {
   id: number;
@@ -12,6 +13,7 @@ export interface Notice {
 }
 
 import { ENV_OVERRIDE_WARNING } from '../generated/constants';
+import { toApiError } from './errors';
 
 /** The override a startup warning reports (`main.model = … (from CANOPY_MAIN_MODEL)`), or null. */
 export function envOverride(warning: string): string | null {
@@ -25,7 +27,14 @@ export function envOverrideSummary(n: number): string {
 
 export class NoticeStore {
   items = $state<Notice[]>([]);
+  /** The error toast's text (null: none shown). */
+  error = $state<string | null>(null);
   private nextId = 0;
+
+  /** Shows what went wrong in the error toast. */
+  fail(e: unknown): void {
+    this.error = toApiError(e).message;
+  }
 
   notify(kind: Notice['kind'], text: string): void {
     // The same project opened again would repeat its warning word for word.

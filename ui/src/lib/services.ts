@@ -1,10 +1,11 @@
 //! The backend calls the views need, grouped by domain. `Backend` (api.ts in the app, fake.ts in the
-//! browser preview) is the one seam to the outside; only the stores hold it, and views reach it through
-//! these (`app.projects`, `app.history`, `app.models`, `app.files`, `app.about`), never directly:
-//! `AppStore.backend` is private, so svelte-check refuses a view that tries.
+//! browser preview) is the one seam to the outside; only the stores and these services hold it, and
+//! views reach it through them (`stores.projects`, `stores.history`, `stores.models`, `stores.files`,
+//! `stores.about`, `stores.window`; see stores.ts), never directly: ESLint refuses a view that imports
+//! api.ts, fake.ts or Tauri (eslint.config.js; `seam.test.ts` keeps the rule honest).
 
 import type { Backend } from './api';
-import type { CheckedEvidence, ConnectionTest, EditorOpened, KeyStatus, ModelListing, ModelSlot, ModelSlotConfig, OllamaStatus, RecentProject, RecheckedEvidence, SessionSummary } from './types';
+import type { ProjectInfo, CheckedEvidence, ConnectionTest, EditorOpened, KeyStatus, ModelListing, ModelSlot, ModelSlotConfig, OllamaStatus, RecentProject, RecheckedEvidence, SessionSummary } from './types';
 
 /** Recent projects and the folder picker (the Start view). */
 export class ProjectsService {
@@ -17,6 +18,10 @@ export class ProjectsService {
   }
   forget(path: string): Promise<void> {
     return this.backend.forgetProject(path);
+  }
+  /** The project the app was started on (its command line), if any. */
+  current(): Promise<ProjectInfo | null> {
+    return this.backend.currentProject().catch(() => null);
   }
 }
 
@@ -73,5 +78,17 @@ export class AboutService {
   constructor(private readonly backend: Backend) {}
   version(): Promise<string> {
     return this.backend.appVersion();
+  }
+}
+
+/** The window itself: asking before it closes, and closing it. */
+export class WindowService {
+  constructor(private readonly backend: Backend) {}
+  /** See `Backend.onCloseRequested`. */
+  onCloseRequested(handler: () => boolean): Promise<() => void> {
+    return this.backend.onCloseRequested(handler);
+  }
+  close(): Promise<void> {
+    return this.backend.closeWindow();
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, toApiError } from './api';
+import { ApiError, toApiError } from './errors';
 
 /** An `invalid_settings` error as the backend sends it: a sentence for people and the field apart. */
 const invalid = (field: string, message: string) => new ApiError('invalid_settings', `${field}: ${message}`, [{ field, message }]);

@@ -5,7 +5,7 @@
 //! screen has no input for is spelled out as "field: reason" in the top bar, since there is nothing to
 //! mark. A draft is "unsaved" only when it would save something different from what is saved.
 
-import type { ApiError } from './api';
+import type { ApiError } from './errors';
 import { MAX_PARALLELISM } from '../generated/constants';
 
 export type FieldErrors = Record<string, string>;

@@ -1,9 +1,12 @@
-//! The Settings form's domain: the saved settings, the draft being edited with its own and the
-//! backend's errors, and saving it. Kept out of the view so leaving the Settings tab and coming back
-//! keeps unsaved edits. Saves and reads go through the one backend seam.
+//! The Settings form's domain: the saved settings, whether a usable main model is configured, the
+//! draft being edited with its own and the backend's errors, and saving it. Kept out of the view so
+//! leaving the Settings tab and coming back keeps unsaved edits. Saves and reads go through the one
+//! backend seam.
 
 import { sameSettings, serverError, withoutEmptyOverrides, type FieldErrors, type ServerError } from './settingsErrors';
-import { toApiError } from './api';
+import { toApiError } from './errors';
+import { checkSetup } from './setup';
+import type { Backend } from './api';
 import type { Settings } from './types';
 
 export class SettingsFormStore {
@@ -21,17 +24,29 @@ export class SettingsFormStore {
   /** A save is in flight. Kept here, not in the view: leaving Settings and coming back must not allow a
    * second save whose older answer could land last and leave stale settings in memory. */
   saving = $state(false);
-  private readonly saveSettings: (s: Settings) => Promise<Settings>;
-  private readonly getSettings: () => Promise<Settings>;
+  /** True when no usable main model is configured (no key for a provider that needs one). */
+  needsSetup = $state(false);
+  private readonly backend: Pick<Backend, 'getSettings' | 'saveSettings' | 'apiKeyStatus'>;
 
-  constructor(saveSettings: (s: Settings) => Promise<Settings>, getSettings: () => Promise<Settings>) {
-    this.saveSettings = saveSettings;
-    this.getSettings = getSettings;
+  constructor(backend: Pick<Backend, 'getSettings' | 'saveSettings' | 'apiKeyStatus'>) {
+    this.backend = backend;
+  }
+
+  /** Reads the saved settings and whether a usable main model is configured (at start). */
+  async checkStartup(): Promise<void> {
+    const c = await checkSetup(this.backend);
+    if (c.settings !== null) this.saved = c.settings;
+    this.needsSetup = c.needsSetup;
+  }
+
+  /** Asks again whether a usable main model is configured (a key was stored or deleted, settings saved). */
+  async refreshSetup(): Promise<void> {
+    this.needsSetup = (await checkSetup(this.backend)).needsSetup;
   }
 
   /** Starts the form from the saved settings, unless a draft is already being edited. */
   async load(): Promise<void> {
-    const s = await this.getSettings();
+    const s = await this.backend.getSettings();
     this.saved = s;
     // Another visit may have started a draft while this one loaded.
     if (this.draft === null) this.draft = structuredClone(s);
@@ -53,7 +68,7 @@ export class SettingsFormStore {
     const sent = withoutEmptyOverrides($state.snapshot(this.draft) as Settings);
     this.saving = true;
     try {
-      const s = await this.saveSettings(sent);
+      const s = await this.backend.saveSettings(sent);
       this.saved = s;
       if (this.draft === null || sameSettings($state.snapshot(this.draft) as Settings, sent)) this.draft = structuredClone(s);
       this.serverErrors = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFakeBackend } from './fake';
-import { checkSetup, isLoopbackUrl, refreshSetup } from './setup';
+import { checkSetup, isLoopbackUrl } from './setup';
+import { createStores } from './stores';
 
 describe('isLoopbackUrl', () => {
   it('accepts local model servers and rejects hosted ones, including look-alike hosts', () => {
@@ -20,17 +21,18 @@ describe('isLoopbackUrl', () => {
 describe('checkSetup follows the saved settings and the key, each time it is asked', () => {
   it('clears after a key is stored and comes back after it is deleted', async () => {
     const backend = createFakeBackend();
-    const app = { backend, needsSetup: false };
-    await refreshSetup(app);
-    expect(app.needsSetup).toBe(false); // the demo starts with a main key
+    // The settings store the Settings view and the header's "No model configured" read.
+    const { settingsForm } = createStores(backend);
+    await settingsForm.checkStartup();
+    expect(settingsForm.needsSetup).toBe(false); // the demo starts with a main key
 
     await backend.deleteApiKey('main');
-    await refreshSetup(app);
-    expect(app.needsSetup).toBe(true);
+    await settingsForm.refreshSetup();
+    expect(settingsForm.needsSetup).toBe(true);
 
     await backend.setApiKey('main', 'sk-test');
-    await refreshSetup(app);
-    expect(app.needsSetup).toBe(false);
+    await settingsForm.refreshSetup();
+    expect(settingsForm.needsSetup).toBe(false);
   });
 
   it('needs no key once the saved main model is a local server, and needs one again when it is hosted', async () => {

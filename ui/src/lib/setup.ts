@@ -42,8 +42,3 @@ export async function checkSetup(backend: Pick<Backend, 'getSettings' | 'apiKeyS
     return { settings, needsSetup: !isLoopbackUrl(settings.main.base_url) };
   }
 }
-
-/** Re-checks and stores the answer on the app (the shape of `AppStore`'s field). */
-export async function refreshSetup(app: { backend: Pick<Backend, 'getSettings' | 'apiKeyStatus'>; needsSetup: boolean }): Promise<void> {
-  app.needsSetup = (await checkSetup(app.backend)).needsSetup;
-}

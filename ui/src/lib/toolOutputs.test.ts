@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { ApiError } from './api';
+import { ApiError } from './errors';
 import { createFakeBackend, INLINE_OUTPUT_BYTES } from './fake';
 import { DEMO_ROOT } from './fixtures/demo';
 import { applyRecords, emptyState } from './reducer';
-import { AppStore } from './store.svelte';
+import { createStores } from './stores';
 import { ToolOutputCache } from './toolOutputs';
 
 /** A fetch the test answers by hand, counting every call. */
@@ -91,7 +91,7 @@ describe('tool output cache', () => {
   });
 });
 
-// The browser preview takes the same lazy path as the app: replay leaves long outputs out, and they come
+// The browser preview takes the same lazy path as the session: replay leaves long outputs out, and they come
 // back through loadToolOutput.
 describe('demo backend: outputs left out of a replay', () => {
   beforeEach(() => {
@@ -147,22 +147,23 @@ describe('demo backend: outputs left out of a replay', () => {
   it('the store fetches a replayed output once and forgets it when another session is opened', async () => {
     const be = await opened();
     const spy = vi.spyOn(be, 'loadToolOutput');
-    const app = new AppStore(be);
+    const stores = createStores(be);
+    const { session } = stores;
     const [past] = await be.listSessions();
-    await app.loadHistory(past.session_id);
-    expect(app.error).toBeNull();
-    const child = app.tree.nodes.get('explore-loop-1c2d');
+    await session.loadHistory(past.session_id);
+    expect(stores.notices.error).toBeNull();
+    const child = session.tree.nodes.get('explore-loop-1c2d');
     const item = child?.items.find((i) => i.kind === 'tool' && i.outputElided);
     if (item === undefined) throw new Error('the replayed explorer has no elided output');
-    const first = app.toolOutputs.load('explore-loop-1c2d', item.id);
+    const first = session.toolOutputs.load('explore-loop-1c2d', item.id);
     await vi.advanceTimersByTimeAsync(200);
     const out = await first;
     expect(out.state).toBe('ready');
     expect(out.state === 'ready' && out.text.startsWith('// src/')).toBe(true);
-    await app.toolOutputs.load('explore-loop-1c2d', item.id);
+    await session.toolOutputs.load('explore-loop-1c2d', item.id);
     expect(spy).toHaveBeenCalledTimes(1);
     expect(spy).toHaveBeenCalledWith('explore-loop-1c2d', item.id);
-    await app.loadHistory(past.session_id);
-    expect(app.toolOutputs.peek('explore-loop-1c2d', item.id)).toBeUndefined();
+    await session.loadHistory(past.session_id);
+    expect(session.toolOutputs.peek('explore-loop-1c2d', item.id)).toBeUndefined();
   });
 });

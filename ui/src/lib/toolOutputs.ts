@@ -3,7 +3,7 @@
 //! fetched at most once per session shown: a success is kept, concurrent asks share one request, and a
 //! failure is kept too (so re-expanding does not hammer a missing trace) until `retry`.
 
-import { toApiError, type ApiError } from './api';
+import { toApiError, type ApiError } from './errors';
 
 export type ToolOutput =
   | { state: 'loading' }

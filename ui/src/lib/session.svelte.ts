@@ -1,5 +1,9 @@
-//! App state shared by the views: the backend, the open project, the session tree of the live or
-//! replayed run (records are queued and reduced once per animation frame), selection and the clock.
+//! The session domain: the open project, the session tree of the live or replayed run (records are
+//! queued and reduced once per animation frame), what the session pane shows, selection, sending,
+//! stopping, approvals, loading a past session, and the clock. The other domains are not reached
+//! through it: it is given the notices store (to tell the person something), the navigation store (a
+//! project or a past session opened shows the session view) and a callback for when another session is
+//! shown (stores.ts clears the file viewer and the evidence re-checks there).
 //!
 //! The run this window started (its "live run") keeps its own tree: its records go on arriving while
 //! the person looks at a past session, another project or a blank new session, so it can be shown again
@@ -7,25 +11,12 @@
 
 import { SvelteSet } from 'svelte/reactivity';
 import type { Backend } from './api';
-import { toApiError, type ApiError } from './api';
+import { toApiError, type ApiError } from './errors';
 import { applyRecords, emptyState, finalizeRun, type TreeState } from './reducer';
 import { ToolOutputCache } from './toolOutputs';
-import { NoticeStore, type Notice } from './notices.svelte';
-import { FileViewerStore, type FileView, type StaleCitation } from './fileViewer.svelte';
-import { SettingsFormStore } from './settingsForm.svelte';
-import { answerKey, EvidenceChecks } from './evidence.svelte';
-import { answerShown, withRecheck, type AnswerShown } from './trust';
-import type { SessionNode } from './reducer';
-import { checkSetup } from './setup';
-import { AboutService, FilesService, HistoryService, ModelsService, ProjectsService } from './services';
-import type { ApprovalAnswer, CheckedEvidence, ProjectInfo, SessionState, Settings, TraceRecord } from './types';
-import type { FieldErrors, ServerError } from './settingsErrors';
-
-export type View = 'start' | 'session' | 'timeline' | 'history' | 'settings';
-
-export type { Notice } from './notices.svelte';
-
-export { FILE_CONTEXT_AFTER, FILE_CONTEXT_BEFORE, FILE_MORE_LINES, type FileView } from './fileViewer.svelte';
+import type { NoticeStore } from './notices.svelte';
+import type { NavStore } from './nav.svelte';
+import type { ApprovalAnswer, ProjectInfo, SessionState, TraceRecord } from './types';
 
 /** Error codes of a send that a visit to Settings fixes (no key, no model, a setting the backend refuses). */
 const SETTINGS_CODES: ReadonlySet<string> = new Set(['missing_key', 'not_configured', 'invalid_key', 'invalid_settings', 'keychain_unavailable']);
@@ -60,29 +51,23 @@ class LiveRun {
 
 const outputKey = (sessionId: string | null, callId: string) => `${sessionId ?? ''}\u0000${callId}`;
 
-export class AppStore {
-  /** The one seam to the outside; views use the domain services below instead (services.ts). */
+/** What the session store is given of the other domains (see stores.ts). */
+export interface SessionDeps {
+  /** Where the session tells the person something: profile warnings, a run's notes, what failed. */
+  notices: NoticeStore;
+  /** Opening a project or a past session, or the live run, shows the session view. */
+  nav: NavStore;
+  /** Another session (or a blank one) is now shown: what was opened from the one before goes. */
+  onReset: () => void;
+}
+
+export class SessionStore {
+  /** The one seam to the outside (api.ts or fake.ts); no view holds it. */
   private readonly backend: Backend;
-  readonly projects: ProjectsService;
-  readonly history: HistoryService;
-  readonly models: ModelsService;
-  readonly files: FilesService;
-  readonly about: AboutService;
-  /** Which backend this is: the app's, or the browser preview's demo. */
-  get backendKind(): Backend['kind'] {
-    return this.backend.kind;
-  }
-  view = $state<View>('start');
+  private readonly notices: NoticeStore;
+  private readonly nav: NavStore;
+  private readonly onReset: () => void;
   project = $state<ProjectInfo | null>(null);
-  /** The saved settings (as last read or saved). */
-  get settings(): Settings | null {
-    return this.settingsForm.saved;
-  }
-  set settings(v: Settings | null) {
-    this.settingsForm.saved = v;
-  }
-  /** True when no usable main model is configured (no key for a provider that needs one). */
-  needsSetup = $state(false);
   /** The tree shown: the live run's, or a replayed session's. */
   tree = $state.raw<TreeState>(emptyState());
   sessionId = $state<string | null>(null);
@@ -109,19 +94,9 @@ export class AppStore {
   liveRunning = $state(false);
   selected = $state<string | null>(null);
   now = $state(Date.now());
-  error = $state<string | null>(null);
   sendError = $state<SendError | null>(null);
   /** The prompt being typed: kept across views (a trip to Settings after a failed send must not lose it). */
   draft = $state('');
-  /** The Settings form's domain (see SettingsFormStore); the `settings*` members below are views of it. */
-  readonly settingsForm: SettingsFormStore;
-  /** The file viewer's domain (see FileViewerStore). */
-  readonly fileViewer: FileViewerStore;
-  /** Dismissible notices: startup warnings, and a project switch made from the command line. */
-  readonly noticeStore = new NoticeStore();
-  get notices(): Notice[] {
-    return this.noticeStore.items;
-  }
   /** The person asked to look at the project's own profiles again (after turning them down). */
   reviewingProfiles = $state(false);
   /**
@@ -134,8 +109,6 @@ export class AppStore {
 
   /** Full outputs that replay left out, fetched when their tool call is expanded. */
   readonly toolOutputs: ToolOutputCache;
-  /** Evidence re-checked against the disk when it is opened (the shown session's). */
-  readonly evidence: EvidenceChecks;
   /** The tree and the Timeline show only agents whose result is unsupported (and the way to them). */
   onlyUnsupported = $state(false);
 
@@ -143,62 +116,28 @@ export class AppStore {
   private frame: number | null = null;
   private clock: ReturnType<typeof setInterval> | null = null;
 
-  constructor(backend: Backend) {
+  constructor(backend: Backend, deps: SessionDeps) {
     this.backend = backend;
-    this.projects = new ProjectsService(backend);
-    this.history = new HistoryService(backend);
-    this.models = new ModelsService(backend);
-    this.files = new FilesService(backend);
-    this.about = new AboutService(backend);
-    this.fileViewer = new FileViewerStore((path, start, end) => this.backend.readProjectFile(path, start, end));
-    this.settingsForm = new SettingsFormStore((settings) => this.backend.saveSettings(settings), () => this.backend.getSettings());
+    this.notices = deps.notices;
+    this.nav = deps.nav;
+    this.onReset = deps.onReset;
     this.toolOutputs = new ToolOutputCache((sessionId, callId) => this.backend.loadToolOutput(sessionId, callId));
-    this.evidence = new EvidenceChecks((items) => this.files.recheckEvidence(items));
   }
 
-  get settingsDraft(): Settings | null {
-    return this.settingsForm.draft;
-  }
-  set settingsDraft(v: Settings | null) {
-    this.settingsForm.draft = v;
-  }
-  get settingsClientErrors(): FieldErrors {
-    return this.settingsForm.clientErrors;
-  }
-  set settingsClientErrors(v: FieldErrors) {
-    this.settingsForm.clientErrors = v;
-  }
-  get settingsServerErrors(): ServerError[] {
-    return this.settingsForm.serverErrors;
-  }
-  set settingsServerErrors(v: ServerError[]) {
-    this.settingsForm.serverErrors = v;
-  }
-  get settingsSaving(): boolean {
-    return this.settingsForm.saving;
-  }
-  get settingsDirty(): boolean {
-    return this.settingsForm.dirty;
-  }
-  saveSettingsDraft(): Promise<boolean> {
-    return this.settingsForm.save();
-  }
-  discardSettingsDraft(): void {
-    this.settingsForm.discard();
-  }
-
+  /** Starts the clock running durations are drawn against. */
   start(): void {
     this.clock = setInterval(() => {
       this.now = Date.now();
     }, 500);
   }
 
+  /** Stops the clock (the window is going). */
   stop(): void {
     if (this.clock !== null) clearInterval(this.clock);
   }
 
-  fail(e: unknown): void {
-    this.error = toApiError(e).message;
+  private fail(e: unknown): void {
+    this.notices.fail(e);
   }
 
   /** A sink for one run's channel: its records are kept with that run, reduced while it is the live one. */
@@ -232,40 +171,9 @@ export class AppStore {
     }
   }
 
-  /** Reads the saved settings and whether a usable main model is configured (at start, and after key changes). */
-  async checkStartup(): Promise<void> {
-    const c = await checkSetup(this.backend);
-    if (c.settings !== null) this.settings = c.settings;
-    this.needsSetup = c.needsSetup;
-  }
-
-  /** Asks again whether a usable main model is configured (a key was stored or deleted, settings saved). */
-  async refreshSetup(): Promise<void> {
-    this.needsSetup = (await checkSetup(this.backend)).needsSetup;
-  }
-
-  /** Starts the Settings form from the saved settings, unless a draft is already being edited. */
-  loadSettingsDraft(): Promise<void> {
-    return this.settingsForm.load();
-  }
-
-  /** The project the app was started on (its command line), if any. */
-  currentProject(): Promise<ProjectInfo | null> {
-    return this.backend.currentProject().catch(() => null);
-  }
-
   /** Cancels these sessions' runs (before the window closes). */
   async cancelRuns(ids: readonly string[]): Promise<void> {
     await Promise.all(ids.map((id) => this.backend.cancelRun(id)));
-  }
-
-  /** See `Backend.onCloseRequested`. */
-  onCloseRequested(handler: () => boolean): Promise<() => void> {
-    return this.backend.onCloseRequested(handler);
-  }
-
-  closeWindow(): Promise<void> {
-    return this.backend.closeWindow();
   }
 
   /** Shows `p` as the open project; rejected profile files are worth telling about before a run needs them. */
@@ -278,11 +186,11 @@ export class AppStore {
     const n = rejected.length;
     if (n > 0) {
       const files = rejected.map(name).join(', ');
-      this.notify('warning', `${n} agent profile${n > 1 ? 's' : ''} in ${p.name} could not be loaded (${files}); see Settings › Agent profiles for why.`);
+      this.notices.notify('warning', `${n} agent profile${n > 1 ? 's' : ''} in ${p.name} could not be loaded (${files}); see Settings › Agent profiles for why.`);
     }
     if (changed.length > 0) {
       const what = changed.map((e) => `${name(e)}: ${e.reason}`).join('; ');
-      this.notify('warning', `Agent profiles of ${p.name} in use with changes — ${what}`);
+      this.notices.notify('warning', `Agent profiles of ${p.name} in use with changes — ${what}`);
     }
   }
 
@@ -310,7 +218,7 @@ export class AppStore {
       const p = await this.backend.openProject(path);
       this.setProject(p);
       if (!(this.liveProject?.root === p.root && this.showLive())) this.reset();
-      this.view = 'session';
+      this.nav.view = 'session';
     } catch (e) {
       this.fail(e);
     }
@@ -330,8 +238,8 @@ export class AppStore {
     const runIn = this.liveProject;
     this.setProject(p);
     if (!(this.liveProject?.root === p.root && this.showLive())) this.reset();
-    this.view = 'session';
-    this.notify(
+    this.nav.view = 'session';
+    this.notices.notify(
       'info',
       leftRunning && runIn !== null
         ? `Opened ${p.name} from the command line. The run in ${runIn.name} is still going; open ${runIn.name} again to get back to it.`
@@ -339,41 +247,16 @@ export class AppStore {
     );
   }
 
-  notify(kind: Notice['kind'], text: string): void {
-    this.noticeStore.notify(kind, text);
-  }
-
-  dismiss(id: number): void {
-    this.noticeStore.dismiss(id);
-  }
-
-  /** Startup warnings and the command-line project switches; resolves to an unsubscribe. */
-  async listen(): Promise<() => void> {
-    const unlistenProject = await this.backend.onProjectOpened((p) => this.projectOpened(p));
-    const unlistenWarning = await this.backend.onAppWarning((w) => this.notify('warning', w));
-    const unlisten = () => {
-      unlistenProject();
-      unlistenWarning();
-    };
-    try {
-      this.noticeStore.startupWarnings(await this.backend.startupWarnings());
-    } catch (e) {
-      this.notify('warning', `Could not read the startup warnings: ${toApiError(e).message}`);
-    }
-    return unlisten;
-  }
-
   /** Shows a blank new session. The live run, if any, goes on in the background (see `showLive`). */
   reset(): void {
     this.tree = emptyState();
     this.toolOutputs.clear();
-    this.evidence.clear();
     this.sessionId = null;
     this.selected = null;
     this.running = false;
     this.pane = { kind: 'blank' };
     this.sendError = null;
-    this.file = null;
+    this.onReset();
   }
 
   /** Shows the live run as it is now; false when there is none. */
@@ -386,7 +269,7 @@ export class AppStore {
     this.tree = run.tree;
     this.sessionId = run.sessionId;
     this.running = run.running;
-    this.view = 'session';
+    this.nav.view = 'session';
     return true;
   }
 
@@ -399,7 +282,7 @@ export class AppStore {
 
   /** Sends a prompt: a follow-up in the live run when it is shown, else a new session. False on failure. */
   async send(prompt: string): Promise<boolean> {
-    this.error = null;
+    this.notices.error = null;
     this.sendError = null;
     const run = this.live;
     if (this.liveShown && run !== null && run.sessionId !== null) {
@@ -425,7 +308,7 @@ export class AppStore {
     this.pane = { kind: 'blank' };
     try {
       const h = await this.backend.startRun(prompt, this.sink(next));
-      for (const n of h.notices) this.notify('info', n);
+      for (const n of h.notices) this.notices.notify('info', n);
       next.sessionId = h.session_id;
       this.live = next;
       this.liveSessionId = h.session_id;
@@ -547,53 +430,11 @@ export class AppStore {
       this.sessionId = sessionId;
       this.pane = { kind: still ? 'replay_running' : 'replay' };
       this.running = still;
-      this.view = 'session';
+      this.nav.view = 'session';
     } catch (e) {
       const err = toApiError(e);
       // The id in the backend's message means nothing to a person; what happened does.
-      this.error = err.code === 'session_gone' ? 'This session is no longer in History: its trace file was deleted or moved.' : err.message;
+      this.notices.error = err.code === 'session_gone' ? 'This session is no longer in History: its trace file was deleted or moved.' : err.message;
     }
-  }
-
-  /** The file viewer's state (see FileViewerStore). */
-  get file(): FileView | null {
-    return this.fileViewer.file;
-  }
-  set file(v: FileView | null) {
-    this.fileViewer.file = v;
-  }
-
-  openFile(path: string, line: number, endLine: number | null, note: string | null = null, stale: StaleCitation | null = null): Promise<void> {
-    return this.fileViewer.open(path, line, endLine, note, stale);
-  }
-
-  /** `node`'s result with its evidence as last re-checked (the recorded one until then). */
-  resultOf(node: SessionNode | undefined): SessionNode['result'] {
-    if (node === undefined || node.result === null) return null;
-    return withRecheck(node.result, this.evidence.get(node.id));
-  }
-
-  /** The final answer `itemId` of `node`, its references as checked (and re-checked once shown); null when none was checked. */
-  answerOf(node: SessionNode | undefined, itemId: string): AnswerShown | null {
-    const check = node?.answerChecks.find((c) => c.itemId === itemId);
-    if (node === undefined || check === undefined) return null;
-    return answerShown(check, this.evidence.get(answerKey(node.id, itemId)));
-  }
-
-  /** Re-checks every final answer's references of `node` (they are on screen). */
-  recheckAnswers(node: SessionNode | undefined): void {
-    for (const c of node?.answerChecks ?? []) {
-      if (c.itemId !== null) void this.evidence.open(answerKey(node?.id ?? '', c.itemId), c.references);
-    }
-  }
-
-  /** Opens a citation in the file viewer; a stale one says so, with its line then and now. */
-  openEvidence(e: CheckedEvidence, reader = 'the subagent'): Promise<void> {
-    const stale = e.stale === true || e.trust === 'stale' ? { reader, then: e.seen_text ?? null, now: e.text } : null;
-    return this.openFile(e.path, e.line, e.end_line, null, stale);
-  }
-
-  loadMoreFile(edge: 'before' | 'after'): Promise<boolean> {
-    return this.fileViewer.loadMore(edge);
   }
 }
