@@ -19,28 +19,20 @@
 //! checks, not as a measurement.
 
 use std::collections::BTreeMap;
-use std::error::Error;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_host::{runtime_settings, ConfiguredModels};
-use canopy_protocol::{
-    Budgets, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
-};
+use canopy_protocol::{Budgets, ModelSlot, TerminalReason, TraceEvent};
 use canopy_runtime::profiles::EXPLORE_BUDGETS;
-use canopy_runtime::{Runtime, SessionOptions};
 use canopy_test_support::{call, MockServer, Rule, Script, ScriptedCall, Turn};
-use canopy_tools::{GrepTool, Tool, ToolContext};
 use serde_json::json;
 
-type BenchResult<T> = Result<T, Box<dyn Error>>;
+#[allow(dead_code)]
+mod common;
 
-const KEY: &str = "sk-bench-0123456789abcdefghij";
-
-fn fail(msg: impl Into<String>) -> Box<dyn Error> {
-    msg.into().into()
-}
+use common::{
+    fail, files_by_matches, first_match, generated_tree, mock_runtime, mock_settings, start,
+    BenchResult, KEY,
+};
 
 /// Budgets compared: the seed's explore budgets first, then larger ones, among them the built-in
 /// default (checked against `EXPLORE_BUDGETS` at start, so the bench follows the real default).
@@ -117,38 +109,6 @@ struct Task {
     prompt: String,
     turns: Vec<Vec<ScriptedCall>>,
     evidence: Vec<String>,
-}
-
-/// `(file, matching lines)` for `pattern` under `root`, most matches first.
-async fn files_by_matches(root: &Path, pattern: &str) -> BenchResult<Vec<(String, u64)>> {
-    let out = GrepTool
-        .run(
-            json!({"pattern": pattern, "output_mode": "count", "max_results": 100000}),
-            &ToolContext::new(root),
-        )
-        .await
-        .map_err(|e| fail(format!("grep {pattern}: {e}")))?;
-    let mut files: Vec<(String, u64)> = out
-        .content
-        .lines()
-        .filter_map(|l| {
-            let (path, n) = l.rsplit_once(':')?;
-            Some((path.to_string(), n.parse().ok()?))
-        })
-        .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(files)
-}
-
-/// 1-based number of the first line of `file` that matches `pattern`.
-fn first_match(root: &Path, file: &str, pattern: &str) -> BenchResult<u64> {
-    let re = regex::Regex::new(pattern)?;
-    let text = std::fs::read(root.join(file))?;
-    let text = String::from_utf8_lossy(&text);
-    Ok(text
-        .lines()
-        .position(|l| re.is_match(l))
-        .map_or(1, |i| i as u64 + 1))
 }
 
 async fn plan(root: &Path, n: usize, first: &str, second: &str) -> BenchResult<Option<Task>> {
@@ -269,42 +229,15 @@ struct Tally {
 
 async fn run(root: &Path, tasks: &[Task], b: Budgets) -> BenchResult<Tally> {
     let server = MockServer::start(script(tasks)).await?;
-    let slot = |model: &str| ModelSlotConfig {
-        provider: ProviderKind::Openai,
-        base_url: server.openai_base_url(),
-        model: model.to_string(),
-        context_window: 200_000,
-        input_price_per_mtok: None,
-        output_price_per_mtok: None,
-        max_output_tokens: 4_096,
-        reasoning_effort: None,
-        thinking_budget_tokens: None,
-    };
-    let settings = Settings {
-        main: slot("mock-main"),
-        light: Some(slot("mock-light")),
-        parallelism: 8,
-        ..Settings::default()
-    };
-    let store = MemoryStore::new();
-    let origin = KeyOrigin::of(&server.openai_base_url())?;
-    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
-    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
-    let store: Arc<dyn SecretStore> = Arc::new(store);
-    let models = ConfiguredModels::new(settings.clone(), Default::default(), store);
-    let secrets = models.secrets();
-    let mut rs = runtime_settings(&settings);
-    rs.profile_overrides
-        .insert("explore".into(), (b, ModelSlot::Light));
-    let runtime = Runtime::new(rs, Arc::new(models), secrets);
-    let traces = tempfile::tempdir()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
-    let session = runtime.start_session(SessionOptions {
-        project_root: root.to_path_buf(),
-        trace_dir: traces.path().to_path_buf(),
-        approver: None,
-        events: tx,
+    let runtime = mock_runtime(&server, &mock_settings(&server, 8), |rs| {
+        rs.profile_overrides
+            .insert("explore".into(), (b, ModelSlot::Light));
     })?;
+    let common::Started {
+        session,
+        events: mut rx,
+        traces: _traces,
+    } = start(&runtime, root)?;
     let outcome = session.run("Explore these topics.".into()).await?;
     if outcome.terminal_reason != TerminalReason::Completed {
         return Err(fail(format!(
@@ -385,29 +318,6 @@ async fn run(root: &Path, tasks: &[Task], b: Budgets) -> BenchResult<Tally> {
 fn median<T: Copy + Ord + Default>(mut v: Vec<T>) -> T {
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or_default()
-}
-
-/// A small generated project for quick mode: modules that mention the generated topics.
-fn generated_tree() -> BenchResult<tempfile::TempDir> {
-    let dir = tempfile::tempdir()?;
-    for m in 0..40 {
-        let folder = dir.path().join(format!("src/mod{}", m % 5));
-        std::fs::create_dir_all(&folder)?;
-        let mut text = String::new();
-        for i in 0..(60 + m * 10) {
-            let line = match i % 9 {
-                0 => format!("pub fn handle_request_{m}_{i}(req: &Request) -> Result<(), RequestError> {{ retry(Backoff::default(), || req.send()) }}\n"),
-                1 => format!("pub struct Config{m}_{i} {{ pub timeout_ms: u64 }}\n"),
-                2 => format!("fn load_config_{i}() -> Config {{ Config::default() }}\n"),
-                3 => format!("fn retry_{i}(token: &CancellationToken) {{ if token.is_cancelled() {{ return; }} }}\n"),
-                4 => format!("fn cancel_{i}(token: CancellationToken) {{ token.cancel() }}\n"),
-                _ => format!("// line {i} of module {m}: plain commentary padding the file to a realistic size\n"),
-            };
-            text.push_str(&line);
-        }
-        std::fs::write(folder.join(format!("file{m}.rs")), text)?;
-    }
-    Ok(dir)
 }
 
 fn trees(quick: bool) -> BenchResult<Vec<(String, PathBuf)>> {

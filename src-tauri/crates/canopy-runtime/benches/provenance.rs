@@ -21,35 +21,29 @@
 //! on (with tracking the cited lines come back grounded; without, no provenance is recorded; the
 //! tracker stays under its bound) and asserting no timing.
 
-use std::error::Error;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_host::{runtime_settings, ConfiguredModels};
 use canopy_protocol::{
-    Budgets, EvidenceTrust, ModelSlot, ProviderKind, SecretString, SeenFile, SubagentResult,
-    TerminalReason, TraceEvent, TraceRecord,
+    Budgets, EvidenceTrust, ModelSlot, SeenFile, SubagentResult, TerminalReason, TraceEvent,
 };
 use canopy_runtime::provenance::Tracker;
-use canopy_runtime::{Runtime, SessionOptions};
 use canopy_test_support::{call, MockServer, Rule, Script, ScriptedCall, Turn};
-use canopy_tools::{GrepTool, Tool, ToolContext};
+use canopy_tools::{Tool, ToolContext};
 use criterion::{black_box, Criterion, SamplingMode};
 use serde_json::json;
 
-type BenchResult<T> = Result<T, Box<dyn Error>>;
+#[allow(dead_code)]
+mod common;
 
-const KEY: &str = "sk-bench-0123456789abcdefghij";
+use common::{
+    fail, files_by_matches, first_match, generated_tree, median, mock_runtime, mock_settings,
+    start, BenchResult, KEY,
+};
 /// Files the tracker bench records: "an agent that reads 10,000 files".
 const FILES: usize = 10_000;
 /// What one agent's tracker may hold after 10,000 files; the bench fails above it.
 const TRACKER_BOUND_BYTES: usize = 4 * 1024 * 1024;
-
-fn fail(msg: impl Into<String>) -> Box<dyn Error> {
-    msg.into().into()
-}
 
 /// The explore budgets of the bench: the built-in context budget (so the allowance cuts as it
 /// does for real), with steps, tokens and time enough for the whole plan.
@@ -64,37 +58,6 @@ const BUDGETS: Budgets = Budgets {
 struct Task {
     turns: Vec<Vec<ScriptedCall>>,
     evidence: Vec<String>,
-}
-
-/// `(file, matching lines)` for `pattern`, most matches first.
-async fn files_by_matches(root: &Path, pattern: &str) -> BenchResult<Vec<(String, u64)>> {
-    let out = GrepTool
-        .run(
-            json!({"pattern": pattern, "output_mode": "count", "max_results": 100000}),
-            &ToolContext::new(root),
-        )
-        .await
-        .map_err(|e| fail(format!("grep {pattern}: {e}")))?;
-    let mut files: Vec<(String, u64)> = out
-        .content
-        .lines()
-        .filter_map(|l| {
-            let (path, n) = l.rsplit_once(':')?;
-            Some((path.to_string(), n.parse().ok()?))
-        })
-        .collect();
-    files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    Ok(files)
-}
-
-fn first_match(root: &Path, file: &str, pattern: &str) -> BenchResult<u64> {
-    let re = regex::Regex::new(pattern)?;
-    let text = std::fs::read(root.join(file))?;
-    let text = String::from_utf8_lossy(&text);
-    Ok(text
-        .lines()
-        .position(|l| re.is_match(l))
-        .map_or(1, |i| i as u64 + 1))
 }
 
 async fn plan(root: &Path, first: &str, second: &str) -> BenchResult<Task> {
@@ -181,42 +144,16 @@ async fn run_child(
     tracking: bool,
 ) -> BenchResult<(Duration, SubagentResult)> {
     let server = MockServer::start(script(task)).await?;
-    let slot = |model: &str| ModelSlotConfig {
-        provider: ProviderKind::Openai,
-        base_url: server.openai_base_url(),
-        model: model.to_string(),
-        context_window: 200_000,
-        input_price_per_mtok: None,
-        output_price_per_mtok: None,
-        max_output_tokens: 4_096,
-        reasoning_effort: None,
-        thinking_budget_tokens: None,
-    };
-    let settings = Settings {
-        main: slot("mock-main"),
-        light: Some(slot("mock-light")),
-        ..Settings::default()
-    };
-    let store = MemoryStore::new();
-    let origin = KeyOrigin::of(&server.openai_base_url())?;
-    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
-    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
-    let store: Arc<dyn SecretStore> = Arc::new(store);
-    let models = ConfiguredModels::new(settings.clone(), Default::default(), store);
-    let secrets = models.secrets();
-    let mut rs = runtime_settings(&settings);
-    rs.track_provenance = tracking;
-    rs.profile_overrides
-        .insert("explore".into(), (BUDGETS, ModelSlot::Light));
-    let runtime = Runtime::new(rs, Arc::new(models), secrets);
-    let traces = tempfile::tempdir()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
-    let session = runtime.start_session(SessionOptions {
-        project_root: root.to_path_buf(),
-        trace_dir: traces.path().to_path_buf(),
-        approver: None,
-        events: tx,
+    let runtime = mock_runtime(&server, &mock_settings(&server, 4), |rs| {
+        rs.track_provenance = tracking;
+        rs.profile_overrides
+            .insert("explore".into(), (BUDGETS, ModelSlot::Light));
     })?;
+    let common::Started {
+        session,
+        events: mut rx,
+        traces: _traces,
+    } = start(&runtime, root)?;
     let outcome = session.run("Explore.".into()).await?;
     if outcome.terminal_reason != TerminalReason::Completed {
         return Err(fail(format!("the run ended {:?}", outcome.terminal_reason)));
@@ -292,27 +229,6 @@ fn record_all(results: &[Vec<SeenFile>]) -> Tracker {
     t
 }
 
-/// A small generated project for quick mode.
-fn generated_tree() -> BenchResult<tempfile::TempDir> {
-    let dir = tempfile::tempdir()?;
-    for m in 0..40 {
-        let folder = dir.path().join(format!("src/mod{}", m % 5));
-        std::fs::create_dir_all(&folder)?;
-        let mut text = String::new();
-        for i in 0..(60 + m * 10) {
-            let line = match i % 9 {
-                0 => format!("pub fn handle_request_{m}_{i}(req: &Request) -> Result<(), RequestError> {{ req.send() }}\n"),
-                1 => format!("pub struct Config{m}_{i} {{ pub timeout_ms: u64 }}\n"),
-                4 => format!("fn cancel_{i}(token: CancellationToken) {{ token.cancel() }}\n"),
-                _ => format!("// line {i} of module {m}: plain commentary padding the file to a realistic size\n"),
-            };
-            text.push_str(&line);
-        }
-        std::fs::write(folder.join(format!("file{m}.rs")), text)?;
-    }
-    Ok(dir)
-}
-
 fn kernel_tree() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("CANOPY_BENCH_TREE") {
         return Some(PathBuf::from(path));
@@ -335,11 +251,6 @@ async fn tree_paths(root: &Path) -> Vec<String> {
         .await;
     out.map(|o| o.content.lines().take(FILES).map(str::to_string).collect())
         .unwrap_or_default()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
 fn main() -> BenchResult<()> {
@@ -387,7 +298,8 @@ fn main() -> BenchResult<()> {
             .measurement_time(Duration::from_secs(20));
     }
     // A run that fails inside criterion's timing loop is kept and reported after it.
-    let failure: std::cell::RefCell<Option<Box<dyn Error>>> = std::cell::RefCell::new(None);
+    let failure: std::cell::RefCell<Option<Box<dyn std::error::Error>>> =
+        std::cell::RefCell::new(None);
     {
         let mut group = c.benchmark_group(format!("explore_child_{name}"));
         group.sampling_mode(SamplingMode::Flat);

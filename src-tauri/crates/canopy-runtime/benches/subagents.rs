@@ -17,24 +17,18 @@
 //! complete and its own checks hold (every child completes with valid evidence, the results stay far
 //! smaller than what the children read); no timing is asserted.
 
-use std::error::Error;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
-use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settings};
-use canopy_host::{runtime_settings, ConfiguredModels};
-use canopy_protocol::{
-    EvidenceState, ModelSlot, ProviderKind, SecretString, TerminalReason, TraceEvent, TraceRecord,
-    Usage,
-};
-use canopy_runtime::{Runtime, SessionOptions};
+use canopy_protocol::{EvidenceState, TerminalReason, TraceEvent, Usage};
 use canopy_test_support::{call, MockServer, Rule, Script, Turn};
 use serde_json::json;
 
-type BenchResult<T> = Result<T, Box<dyn Error>>;
+#[allow(dead_code)]
+mod common;
 
-const KEY: &str = "sk-bench-0123456789abcdefghij";
+use common::{fail, median, mock_runtime, mock_settings, start, BenchResult, KEY};
+
 const CHILDREN: usize = 8;
 
 /// One explore job: a grep, two files to read, and where the evidence points.
@@ -144,10 +138,6 @@ const TOPICS: [Topic; CHILDREN] = [
         ],
     },
 ];
-
-fn fail(msg: impl Into<String>) -> Box<dyn Error> {
-    msg.into().into()
-}
 
 /// Copies `src` (recursively, `.rs` files only) to `dst`.
 fn copy_sources(src: &Path, dst: &Path) -> BenchResult<()> {
@@ -295,26 +285,6 @@ fn prompt(parallelism: u32) -> String {
     format!("Map the architecture of this project: gate, traces, contract, profiles, paths, Read, SSE, compaction. [p{parallelism}]")
 }
 
-fn settings(server: &MockServer, parallelism: u32) -> Settings {
-    let slot = |model: &str| ModelSlotConfig {
-        provider: ProviderKind::Openai,
-        base_url: server.openai_base_url(),
-        model: model.to_string(),
-        context_window: 200_000,
-        input_price_per_mtok: None,
-        output_price_per_mtok: None,
-        max_output_tokens: 4_096,
-        reasoning_effort: None,
-        thinking_budget_tokens: None,
-    };
-    Settings {
-        main: slot("mock-main"),
-        light: Some(slot("mock-light")),
-        parallelism,
-        ..Settings::default()
-    }
-}
-
 /// What one run measured.
 struct Measured {
     wall_ms: u128,
@@ -326,24 +296,12 @@ struct Measured {
 }
 
 async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> BenchResult<Measured> {
-    let store = MemoryStore::new();
-    // Keys are bound to the endpoint's origin: store them for the mock server's.
-    let origin = KeyOrigin::of(&server.openai_base_url())?;
-    store.set(ModelSlot::Main, &origin, &SecretString::new(KEY))?;
-    store.set(ModelSlot::Light, &origin, &SecretString::new(KEY))?;
-    let store: Arc<dyn SecretStore> = Arc::new(store);
-    let settings = settings(server, parallelism);
-    let models = ConfiguredModels::new(settings.clone(), Default::default(), store);
-    let secrets = models.secrets();
-    let runtime = Runtime::new(runtime_settings(&settings), Arc::new(models), secrets);
-    let traces = tempfile::tempdir()?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<TraceRecord>();
-    let session = runtime.start_session(SessionOptions {
-        project_root: project.to_path_buf(),
-        trace_dir: traces.path().to_path_buf(),
-        approver: None,
-        events: tx,
-    })?;
+    let runtime = mock_runtime(server, &mock_settings(server, parallelism), |_| {})?;
+    let common::Started {
+        session,
+        events: mut rx,
+        traces: _traces,
+    } = start(&runtime, project)?;
     let requests_before = server.requests().len();
     let started = Instant::now();
     let outcome = session.run(prompt(parallelism)).await?;
@@ -436,11 +394,6 @@ async fn run_once(server: &MockServer, project: &Path, parallelism: u32) -> Benc
         task_result_bytes,
         task_result_bytes_on_wire,
     })
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 /// Quick mode: asked for, or not run by `cargo bench` (which passes `--bench`).
