@@ -461,6 +461,7 @@ impl canopy_tools::Tool for CarelessRead {
             path: "big.txt".into(),
             lines: vec![[1, text.lines().count() as u32]],
             stamp: Some(canopy_tools::stamp::stamp_file(&path).unwrap()),
+            edit: None,
         }];
         Ok(out)
     }

@@ -201,6 +201,7 @@ mod tests {
             path: path.into(),
             lines,
             stamp: content.map(stamp_bytes),
+            edit: None,
         }
     }
 
