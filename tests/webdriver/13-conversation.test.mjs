@@ -62,6 +62,20 @@ for (const theme of THEMES) {
       state: () => treeSnapshot(browser),
     });
 
+    // The answer's references are lines the agent read and lines it wrote itself: its own Edit
+    // does not make them "changed since the agent read it".
+    const refs = await waitFor(browser, "the answer's checked references", async () => {
+      const m = await browser.execute(() =>
+        Array.from(document.querySelectorAll('[data-testid="msg-assistant"] [data-testid="md-path"]')).map((b) => ({ ref: b.innerText, trust: b.getAttribute('data-trust'), marked: b.classList.contains('md-ref') })),
+      );
+      return m.length === 2 && m.every((x) => x.trust !== null) ? m : false;
+    });
+    assert.deepEqual(refs, [
+      { ref: 'src/auth.rs:8', trust: 'grounded', marked: false },
+      { ref: 'src/auth.rs:3-5', trust: 'grounded', marked: false },
+    ]);
+    assert.match(await textOf(await byTestId(browser, 'answer-trust')), /References: 2 of 2 citations seen and valid/);
+
     // The answer, as Markdown.
     const md = await browser.execute(() => {
       const msgs = Array.from(document.querySelectorAll('[data-testid="msg-assistant"]'));

@@ -17,7 +17,7 @@ use canopy_protocol::{
     CheckedEvidence, EvidenceState, EvidenceTrust, Provenance, ProviderKind, SeenFile,
     SubagentResult, TerminalReason, ToolStatus, TraceEvent, TrustSummary, Unsupported,
 };
-use canopy_runtime::{provenance, trace_reader};
+use canopy_runtime::{provenance, trace_reader, ApprovalAnswer};
 use canopy_test_support::{call, Script, Turn};
 use serde_json::json;
 
@@ -461,6 +461,7 @@ impl canopy_tools::Tool for CarelessRead {
             path: "big.txt".into(),
             lines: vec![[1, text.lines().count() as u32]],
             stamp: Some(canopy_tools::stamp::stamp_file(&path).unwrap()),
+            edit: None,
         }];
         Ok(out)
     }
@@ -522,5 +523,166 @@ async fn lines_the_host_cut_from_a_result_do_not_count_as_seen() {
             ("big.txt:2", Some(EvidenceTrust::Grounded)),
             ("big.txt:4900", Some(EvidenceTrust::FileSeen)),
         ]
+    );
+}
+
+/// The main agent's answer after it Read the first five lines of `src/auth.rs` and then put a
+/// constant after line 1: `login` (line 3 when read) is now line 5, the constant it wrote line 3,
+/// and line 10 (line 8 when read) it never saw.
+const EDITED_ANSWER: &str =
+    "Added `src/auth.rs:3`; `login` at src/auth.rs:5 is unchanged; the rule is at src/auth.rs:10.";
+
+/// The Edit that puts `MIN_LEN` after the first line of `src/auth.rs`.
+fn add_min_len() -> canopy_test_support::ScriptedCall {
+    call(
+        "Edit",
+        json!({
+            "path": "src/auth.rs",
+            "old_string": "use crate::config::Config;\n",
+            "new_string": "use crate::config::Config;\n\npub const MIN_LEN: usize = 12;\n",
+        }),
+    )
+}
+
+fn answer_references(scenario: &Scenario, ran: &Ran) -> Vec<CheckedEvidence> {
+    file_events(scenario, &ran.root)
+        .into_iter()
+        .find_map(|e| match e {
+            TraceEvent::AnswerChecked { references, .. } => Some(references),
+            _ => None,
+        })
+        .expect("answer_checked in the root trace")
+}
+
+#[tokio::test]
+async fn the_main_agents_own_edit_keeps_its_citations_grounded_at_their_new_lines() {
+    let script = Script::new().rule(
+        main_agent_rule()
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs", "offset": 1, "limit": 5}),
+            )]))
+            .turn(Turn::tools(vec![add_min_len()]))
+            .turn(Turn::text(EDITED_ANSWER)),
+    );
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::AllowSession)]);
+    let ran = scenario
+        .run_with(&rt, Some(approver), "add MIN_LEN", |_, _| {})
+        .await;
+    assert_eq!(ran.outcome.final_text.as_deref(), Some(EDITED_ANSWER));
+    let auth = std::fs::read_to_string(scenario.project().join("src/auth.rs")).unwrap();
+    assert_eq!(auth.lines().nth(2), Some("pub const MIN_LEN: usize = 12;"));
+
+    let references = answer_references(&scenario, &ran);
+    assert_eq!(
+        trusts(&references),
+        [
+            ("src/auth.rs:3", Some(EvidenceTrust::Grounded)),
+            ("src/auth.rs:5", Some(EvidenceTrust::Grounded)),
+            ("src/auth.rs:10", Some(EvidenceTrust::FileSeen)),
+        ],
+        "{references:#?}"
+    );
+    assert_eq!(
+        references[1].text.as_deref(),
+        Some("pub fn login(user: &str, password: &str) -> bool {"),
+        "the line it read as 3, now at 5"
+    );
+    assert!(
+        references.iter().all(|e| !e.stale),
+        "its own edit is not a change behind its back"
+    );
+    // The edit's record in the trace says what it wrote and where the lines went.
+    let seen = file_events(&scenario, &ran.root)
+        .into_iter()
+        .find_map(|e| match e {
+            TraceEvent::ToolCallEnd { tool, seen, .. } if tool == "Edit" => Some(seen),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(seen[0].lines, vec![[1, 3]]);
+    let regions = &seen[0].edit.as_ref().unwrap().regions;
+    assert_eq!(
+        [
+            regions[0].old_start,
+            regions[0].old_count,
+            regions[0].new_start,
+            regions[0].new_count
+        ],
+        [1, 1, 1, 3]
+    );
+    // Reopened later (History): still grounded while the file is as the agent left it.
+    let later = provenance::recheck(&references, scenario.project());
+    assert_eq!(later[1].trust, Some(EvidenceTrust::Grounded));
+}
+
+#[tokio::test]
+async fn lines_read_before_another_process_changed_the_file_do_not_survive_the_agents_edit() {
+    // The other process puts a line at the top after the first Read, so the Edit is refused as
+    // stale; the agent reads the first two lines again and edits then.
+    let script = Script::new().rule(
+        main_agent_rule()
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs", "offset": 1, "limit": 5}),
+            )]))
+            .turn(Turn::tools(vec![add_min_len()]))
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs", "offset": 1, "limit": 2}),
+            )]))
+            .turn(Turn::tools(vec![add_min_len()]))
+            .turn(Turn::text(
+                "Added `src/auth.rs:4`; `login` is at src/auth.rs:6.",
+            )),
+    );
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let approver = ScriptedApprover::new(&[("Edit", ApprovalAnswer::AllowSession)]);
+    let auth = scenario.project().join("src/auth.rs");
+    let changed = Arc::new(AtomicBool::new(false));
+    let (flag, path) = (changed.clone(), auth.clone());
+    let ran = scenario
+        .run_with(&rt, Some(approver), "add MIN_LEN", move |r, _| {
+            if matches!(&r.event, TraceEvent::ToolCallEnd { tool, .. } if tool == "Read")
+                && !flag.swap(true, Ordering::SeqCst)
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                std::fs::write(&path, format!("// generated\n{text}")).unwrap();
+            }
+        })
+        .await;
+    assert!(changed.load(Ordering::SeqCst));
+    let edits: Vec<ToolStatus> = file_events(&scenario, &ran.root)
+        .into_iter()
+        .filter_map(|e| match e {
+            TraceEvent::ToolCallEnd { tool, status, .. } if tool == "Edit" => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(edits.len(), 2);
+    assert_ne!(
+        edits[0],
+        ToolStatus::Ok,
+        "the first Edit found the file changed"
+    );
+    assert_eq!(edits[1], ToolStatus::Ok);
+    let text = std::fs::read_to_string(&auth).unwrap();
+    assert_eq!(text.lines().nth(3), Some("pub const MIN_LEN: usize = 12;"));
+    assert_eq!(
+        text.lines().nth(5),
+        Some("pub fn login(user: &str, password: &str) -> bool {")
+    );
+
+    let references = answer_references(&scenario, &ran);
+    assert_eq!(
+        trusts(&references),
+        [
+            ("src/auth.rs:4", Some(EvidenceTrust::Grounded)),
+            ("src/auth.rs:6", Some(EvidenceTrust::FileSeen)),
+        ],
+        "the line it read before the other process's change is not vouched for: {references:#?}"
     );
 }

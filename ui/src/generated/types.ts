@@ -121,6 +121,34 @@ whole: boolean,
  * XXH3-64 of those bytes, 16 lower-case hex digits.
  */
 hash: string, };
+export type LineEdit = { 
+/**
+ * First line the region replaced, in the file as the edit found it (1-based).
+ */
+old_start: number, 
+/**
+ * Lines it replaced (at least 1).
+ */
+old_count: number, 
+/**
+ * First line of what replaced them, in the file as the edit left it (1-based); when
+ * `new_count` is 0, the line that now follows the removed ones.
+ */
+new_start: number, 
+/**
+ * Lines that replaced them (0 when whole lines were removed).
+ */
+new_count: number, };
+export type SeenEdit = { 
+/**
+ * The file as the edit found it (the content it was applied to).
+ */
+base: FileStamp, 
+/**
+ * The replaced regions, in file order and disjoint (one per replacement; replacements that
+ * share a line are joined).
+ */
+regions: Array<LineEdit>, };
 export type SeenFile = { 
 /**
  * Project-relative path, `/`-separated.
@@ -132,9 +160,15 @@ path: string,
  */
 lines: Array<[number, number]>, 
 /**
- * The file as it was read; absent for a listing that did not read it.
+ * The file as it was read; absent for a listing that did not read it. After an Edit or a
+ * Write, the file as the tool left it.
  */
-stamp?: FileStamp, };
+stamp?: FileStamp, 
+/**
+ * For an Edit: what it changed, so lines the agent saw before the edit stay seen at their
+ * new numbers. Absent for every other tool.
+ */
+edit?: SeenEdit, };
 export type Unsupported = "no_seen_evidence" | "no_tool_calls";
 export type TrustSummary = { 
 /**

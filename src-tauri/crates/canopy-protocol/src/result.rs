@@ -98,10 +98,43 @@ pub struct SeenFile {
     /// Line ranges shown, 1-based and inclusive; empty when only the file's name was shown (a
     /// listing).
     pub lines: Vec<[u32; 2]>,
-    /// The file as it was read; absent for a listing that did not read it.
+    /// The file as it was read; absent for a listing that did not read it. After an Edit or a
+    /// Write, the file as the tool left it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub stamp: Option<FileStamp>,
+    /// For an Edit: what it changed, so lines the agent saw before the edit stay seen at their
+    /// new numbers. Absent for every other tool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub edit: Option<SeenEdit>,
+}
+
+/// What one Edit changed in a file, in lines: enough to carry what its agent had seen of the file
+/// across the edit. Applies only to lines seen under `base`; lines seen under other content say
+/// nothing about the file the edit left.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct SeenEdit {
+    /// The file as the edit found it (the content it was applied to).
+    pub base: FileStamp,
+    /// The replaced regions, in file order and disjoint (one per replacement; replacements that
+    /// share a line are joined).
+    pub regions: Vec<LineEdit>,
+}
+
+/// One replaced region of an [`SeenEdit`], like a unified diff's hunk header: the lines before it
+/// keep their numbers, the lines after it move by `new_count - old_count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+pub struct LineEdit {
+    /// First line the region replaced, in the file as the edit found it (1-based).
+    pub old_start: u32,
+    /// Lines it replaced (at least 1).
+    pub old_count: u32,
+    /// First line of what replaced them, in the file as the edit left it (1-based); when
+    /// `new_count` is 0, the line that now follows the removed ones.
+    pub new_start: u32,
+    /// Lines that replaced them (0 when whole lines were removed).
+    pub new_count: u32,
 }
 
 /// Why a subagent result is marked unsupported.

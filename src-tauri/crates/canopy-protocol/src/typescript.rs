@@ -35,6 +35,8 @@ pub fn protocol_declarations() -> String {
         export_decl::<Provenance>(),
         export_decl::<EvidenceTrust>(),
         export_decl::<FileStamp>(),
+        export_decl::<LineEdit>(),
+        export_decl::<SeenEdit>(),
         export_decl::<SeenFile>(),
         export_decl::<Unsupported>(),
         export_decl::<TrustSummary>(),

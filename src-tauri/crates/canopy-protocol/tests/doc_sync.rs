@@ -118,6 +118,23 @@ fn seen_file() -> SeenFile {
         path: "a.rs".into(),
         lines: vec![[1, 2]],
         stamp: Some(stamp()),
+        edit: Some(seen_edit()),
+    }
+}
+
+fn seen_edit() -> SeenEdit {
+    SeenEdit {
+        base: stamp(),
+        regions: vec![line_edit()],
+    }
+}
+
+fn line_edit() -> LineEdit {
+    LineEdit {
+        old_start: 2,
+        old_count: 1,
+        new_start: 2,
+        new_count: 3,
     }
 }
 
@@ -430,6 +447,8 @@ fn envelope_and_shared_types_are_documented_with_exactly_their_fields() {
         ("CheckedEvidence", keys(&evidence())),
         ("FileStamp", keys(&stamp())),
         ("SeenFile", keys(&seen_file())),
+        ("SeenEdit", keys(&seen_edit())),
+        ("LineEdit", keys(&line_edit())),
         ("TrustSummary", keys(&trust())),
     ];
     for (name, fields) in &expected {

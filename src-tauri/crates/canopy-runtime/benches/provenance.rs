@@ -206,6 +206,7 @@ fn shown_files(root_names: &[String]) -> Vec<Vec<SeenFile>> {
                 path: path.clone(),
                 lines,
                 stamp: Some(stamp.clone()),
+                edit: None,
             };
             let n = i as u32;
             vec![

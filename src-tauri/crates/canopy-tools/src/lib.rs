@@ -160,8 +160,8 @@ pub struct ToolOutput {
     pub content: String,
     /// For TodoWrite: the new plan, so the host can publish it.
     pub todos: Option<Vec<TodoItem>>,
-    /// What this output shows of which files (Read, Grep, Glob): the record evidence provenance is
-    /// judged from. The host narrows it to what survives fitting the output to the context.
+    /// What this output shows of which files (Read, Grep, Glob), or leaves the agent knowing of the
+    /// file it changed (Edit, Write): the record evidence provenance is judged from. The host narrows it to what survives fitting the output to the context.
     pub seen: Vec<SeenFile>,
 }
 

@@ -104,6 +104,7 @@ mod tests {
             path: path.into(),
             lines,
             stamp: None,
+            edit: None,
         }
     }
 

@@ -134,6 +134,7 @@ mod tests {
             path: "a.rs".into(),
             lines: vec![[1, 1]],
             stamp: Some(canopy_tools::stamp::stamp_file(&root.join("a.rs")).unwrap()),
+            edit: None,
         }]);
         let (refs, trust) =
             check_answer("`a.rs:1` and a.rs:2 and a.rs:9 and b.rs:1", &seen, &root).unwrap();

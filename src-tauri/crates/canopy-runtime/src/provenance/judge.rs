@@ -177,11 +177,13 @@ mod tests {
                 path: "a.rs".into(),
                 lines: vec![[1, 2]],
                 stamp: Some(stamp::stamp_file(&root.join("a.rs")).unwrap()),
+                edit: None,
             },
             SeenFile {
                 path: "b.rs".into(),
                 lines: vec![],
                 stamp: None,
+                edit: None,
             },
         ]);
         let mut items: Vec<CheckedEvidence> =

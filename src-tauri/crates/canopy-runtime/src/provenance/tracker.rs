@@ -9,10 +9,14 @@
 //! `provenance` measures it). Past the caps the tracker forgets rather than guesses: files beyond
 //! the first [`MAX_FILES`] are not recorded, and a file's shortest ranges are dropped first. A
 //! citation of what was forgotten reads as less seen than it was, never as more.
+//!
+//! An agent's own Edit does not make what it saw of the file unknown: when the edit was applied to
+//! the content the tracker last stamped, the seen lines move with it (see [`shift`]); when the file
+//! had changed in between, only the lines the edit wrote count.
 
 use std::collections::HashMap;
 
-use canopy_protocol::{FileStamp, Provenance, SeenFile};
+use canopy_protocol::{FileStamp, LineEdit, Provenance, SeenFile};
 
 /// Files one tracker keeps; later files are not recorded.
 pub const MAX_FILES: usize = 50_000;
@@ -102,7 +106,17 @@ impl Tracker {
             }
             None => self.files.entry(f.path.as_str().into()).or_default(),
         };
-        if let Some(new) = f.stamp.as_ref().and_then(Stamp::of) {
+        let new = f.stamp.as_ref().and_then(Stamp::of);
+        if let Some(edit) = &f.edit {
+            // Only the exact content the edit was applied to tells where the seen lines went.
+            let base = Stamp::of(&edit.base);
+            if base.is_some() && entry.stamp == base {
+                shift(&mut entry.ranges, &edit.regions);
+            } else {
+                entry.ranges.clear();
+            }
+            entry.stamp = new;
+        } else if let Some(new) = new {
             // Lines seen under other content say nothing about the file as it is now.
             if entry.stamp.is_some_and(|old| old.differs_from(new)) {
                 entry.ranges.clear();
@@ -168,6 +182,41 @@ impl Tracker {
     }
 }
 
+/// Moves sorted, disjoint `ranges` of a file to where an edit's `regions` (in file order, disjoint)
+/// put their lines: lines before a region keep their numbers, lines inside one are dropped (the
+/// lines that replaced them are recorded from the edit's own `lines`), lines after it move by its
+/// `new_count - old_count`.
+fn shift(ranges: &mut Vec<[u32; 2]>, regions: &[LineEdit]) {
+    let mut out: Vec<[u32; 2]> = Vec::with_capacity(ranges.len() + regions.len());
+    let mut push = |a: i64, b: i64| {
+        if let (Ok(a), Ok(b)) = (u32::try_from(a), u32::try_from(b)) {
+            if 0 < a && a <= b {
+                out.push([a, b]);
+            }
+        }
+    };
+    for &[a, b] in ranges.iter() {
+        let (a, b) = (i64::from(a), i64::from(b));
+        let mut from = a;
+        let mut delta = 0i64;
+        for r in regions {
+            let first = i64::from(r.old_start);
+            let last = first + i64::from(r.old_count) - 1;
+            if first > b {
+                break;
+            }
+            if last >= from {
+                push(from + delta, (first - 1).min(b) + delta);
+                from = from.max(last + 1);
+            }
+            delta += i64::from(r.new_count) - i64::from(r.old_count);
+        }
+        push(from + delta, b + delta);
+    }
+    *ranges = Vec::new();
+    merge(ranges, &out);
+}
+
 /// Merges `new` ranges into sorted, disjoint `ranges`, joining overlapping and adjacent ones.
 fn merge(ranges: &mut Vec<[u32; 2]>, new: &[[u32; 2]]) {
     ranges.extend(new.iter().filter(|r| r[0] > 0 && r[0] <= r[1]).copied());
@@ -201,6 +250,7 @@ mod tests {
             path: path.into(),
             lines,
             stamp: content.map(stamp_bytes),
+            edit: None,
         }
     }
 
@@ -246,6 +296,124 @@ mod tests {
         );
     }
 
+    /// An Edit's record: regions as `[old_start, old_count, new_start, new_count]`, applied to
+    /// `base`, leaving `after`.
+    fn edited(path: &str, base: &[u8], after: &[u8], regions: &[[u32; 4]]) -> SeenFile {
+        let regions: Vec<LineEdit> = regions
+            .iter()
+            .map(|r| LineEdit {
+                old_start: r[0],
+                old_count: r[1],
+                new_start: r[2],
+                new_count: r[3],
+            })
+            .collect();
+        SeenFile {
+            path: path.into(),
+            lines: regions
+                .iter()
+                .filter(|r| r.new_count > 0)
+                .map(|r| [r.new_start, r.new_start + r.new_count - 1])
+                .collect(),
+            stamp: Some(stamp_bytes(after)),
+            edit: Some(canopy_protocol::SeenEdit {
+                base: stamp_bytes(base),
+                regions,
+            }),
+        }
+    }
+
+    /// The ranges seen after reading `seen` of content `v1` and editing it.
+    fn after_edit(seen_lines: Vec<[u32; 2]>, regions: &[[u32; 4]]) -> Vec<[u32; 2]> {
+        let mut t = Tracker::new();
+        t.record(&[seen("a.rs", seen_lines, Some(b"v1"))]);
+        t.record(&[edited("a.rs", b"v1", b"v2", regions)]);
+        assert_eq!(
+            t.lookup("a.rs", 1, None).unwrap().stamp,
+            Some(stamp_bytes(b"v2"))
+        );
+        t.files["a.rs"].ranges.clone()
+    }
+
+    #[test]
+    fn an_edit_moves_the_lines_seen_after_it_and_keeps_those_before() {
+        // Seen 10-20; one line at 30 becomes three: nothing seen moves.
+        assert_eq!(
+            after_edit(vec![[10, 20]], &[[30, 1, 30, 3]]),
+            [[10, 20], [30, 32]]
+        );
+        // The same edit at line 5 moves 10-20 down by two.
+        assert_eq!(
+            after_edit(vec![[10, 20]], &[[5, 1, 5, 3]]),
+            [[5, 7], [12, 22]]
+        );
+        // Shrinking before it: lines 2-4 become one, 10-20 move up by two.
+        assert_eq!(
+            after_edit(vec![[10, 20]], &[[2, 3, 2, 1]]),
+            [[2, 2], [8, 18]]
+        );
+        // Whole lines removed right before the seen range: nothing written, the range moves.
+        assert_eq!(after_edit(vec![[10, 20]], &[[8, 2, 8, 0]]), [[8, 18]]);
+    }
+
+    #[test]
+    fn an_edit_inside_a_seen_range_replaces_that_part_by_what_it_wrote() {
+        // 13-14 replaced by four lines: 10-12 stay, the four are written, 15-20 move by two.
+        assert_eq!(after_edit(vec![[10, 20]], &[[13, 2, 13, 4]]), [[10, 22]]);
+        // The edit reaches past the seen range's end: the written lines join it.
+        assert_eq!(after_edit(vec![[10, 20]], &[[18, 5, 18, 1]]), [[10, 18]]);
+        // Removing lines 12-13 of the seen 10-20 leaves 10-18, all still seen.
+        assert_eq!(after_edit(vec![[10, 20]], &[[12, 2, 12, 0]]), [[10, 18]]);
+        // An edit that begins before the seen range and ends in it: lines 1-4 never seen stay
+        // unseen, the written line and the rest of the range are seen.
+        assert_eq!(
+            after_edit(vec![[6, 10], [30, 31]], &[[5, 3, 5, 1]]),
+            [[5, 8], [28, 29]]
+        );
+    }
+
+    #[test]
+    fn replace_all_regions_each_move_what_follows_them() {
+        // Seen 1-4 and 20-25; three places (lines 2, 10, 22) each grow from one line to two.
+        assert_eq!(
+            after_edit(
+                vec![[1, 4], [20, 25]],
+                &[[2, 1, 2, 2], [10, 1, 11, 2], [22, 1, 24, 2]]
+            ),
+            [[1, 5], [11, 12], [22, 28]]
+        );
+    }
+
+    #[test]
+    fn an_edit_over_content_not_last_seen_keeps_only_what_it_wrote() {
+        // Read as v1, but the edit found v1b (another process changed the file in between).
+        let mut t = Tracker::new();
+        t.record(&[seen("a.rs", vec![[1, 40]], Some(b"v1"))]);
+        t.record(&[edited("a.rs", b"v1b", b"v2", &[[5, 1, 5, 2]])]);
+        assert_eq!(t.files["a.rs"].ranges, [[5, 6]]);
+        assert_eq!(
+            t.lookup("a.rs", 20, None).unwrap().provenance,
+            Provenance::FileSeen
+        );
+        // Never stamped at all (only Grep lines, which carry no stamp), and never shown.
+        let mut t = Tracker::new();
+        t.record(&[seen("a.rs", vec![[8, 8]], None)]);
+        t.record(&[edited("a.rs", b"v1", b"v2", &[[2, 1, 2, 1]])]);
+        t.record(&[edited("b.rs", b"v1", b"v2", &[[2, 1, 2, 3]])]);
+        assert_eq!(t.files["a.rs"].ranges, [[2, 2]]);
+        assert_eq!(t.files["b.rs"].ranges, [[2, 4]]);
+        assert_eq!(
+            t.lookup("b.rs", 3, None).unwrap().stamp,
+            Some(stamp_bytes(b"v2"))
+        );
+        // Two edits in a row: the second applies to what the first left.
+        let mut t = Tracker::new();
+        t.record(&[seen("a.rs", vec![[1, 10]], Some(b"v1"))]);
+        t.record(&[edited("a.rs", b"v1", b"v2", &[[3, 1, 3, 2]])]);
+        t.record(&[edited("a.rs", b"v2", b"v3", &[[1, 1, 1, 0]])]);
+        assert_eq!(t.files["a.rs"].ranges, [[1, 10]]);
+    }
+
     #[test]
     fn memory_stays_bounded_by_the_caps() {
         let mut t = Tracker::new();
@@ -266,5 +434,15 @@ mod tests {
             Provenance::Seen
         );
         assert!(t.approx_bytes() < 16 * 1024 * 1024, "{}", t.approx_bytes());
+        // An edit that splits every range keeps the cap.
+        let regions: Vec<[u32; 4]> = (0..MAX_RANGES_PER_FILE as u32)
+            .map(|i| [i * 10 + 5, 1, i * 10 + 5, 0])
+            .collect();
+        let mut one = Tracker::new();
+        one.record(&[seen("w.rs", vec![[1, 10_000]], Some(b"v1"))]);
+        let mut e = edited("w.rs", b"v1", b"v2", &regions);
+        e.lines = (0..1000).map(|i| [i * 10 + 7, i * 10 + 7]).collect();
+        one.record(&[e]);
+        assert!(one.files["w.rs"].ranges.len() <= MAX_RANGES_PER_FILE);
     }
 }

@@ -2,18 +2,22 @@
 //! keeping the file's line-ending convention, and writing atomically.
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{LineEdit, SeenEdit, SeenFile, ToolKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::fsutil;
 use crate::paths::{self, Access};
+use crate::stamp::stamp_bytes;
 use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
 
 /// Lines of each side shown per replacement in the summary.
 const SUMMARY_LINES: usize = 8;
 /// Replacements shown in the summary.
 const SUMMARY_HUNKS: usize = 3;
+/// Line regions an Edit reports to provenance; past it (a `replace_all` of thousands of places)
+/// they are joined into one, which only ever makes earlier lines count as less seen.
+pub const MAX_SEEN_REGIONS: usize = 256;
 
 /// Arguments of Edit.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -143,13 +147,128 @@ fn edit(args: &EditArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
     ctx.session
         .record(&resolved.abs, FileStamp::of(updated.as_bytes(), &new_meta));
 
-    Ok(ToolOutput::text(summary(
+    let mut out = ToolOutput::text(summary(
         shown,
         &text,
         &positions,
         &args.old_string,
         &args.new_string,
-    )))
+    ));
+    if ctx.record_seen {
+        let applied = if args.replace_all {
+            &positions[..]
+        } else {
+            &positions[..1]
+        };
+        out.seen = vec![seen_after_edit(
+            shown,
+            &text,
+            &updated,
+            applied,
+            old.len(),
+            new.len(),
+        )];
+    }
+    Ok(out)
+}
+
+/// What an edit leaves its agent knowing of the file: the lines it wrote, the file's new stamp,
+/// and how it moved the lines, so what the agent had seen of the content it edited stays seen.
+fn seen_after_edit(
+    shown: &str,
+    before: &str,
+    after: &str,
+    positions: &[usize],
+    old_len: usize,
+    new_len: usize,
+) -> SeenFile {
+    let mut regions = line_regions(before, after, positions, old_len, new_len);
+    let wrote =
+        |r: &LineEdit| (r.new_count > 0).then(|| [r.new_start, r.new_start + (r.new_count - 1)]);
+    let lines: Vec<[u32; 2]> = regions
+        .iter()
+        .filter_map(wrote)
+        .take(MAX_SEEN_REGIONS)
+        .collect();
+    if regions.len() > MAX_SEEN_REGIONS {
+        if let (Some(first), Some(last)) = (regions.first().copied(), regions.last().copied()) {
+            let old_end = last.old_start + last.old_count;
+            let new_end = last.new_start + last.new_count;
+            regions = vec![LineEdit {
+                old_start: first.old_start,
+                old_count: old_end - first.old_start,
+                new_start: first.new_start,
+                new_count: new_end - first.new_start,
+            }];
+        }
+    }
+    SeenFile {
+        path: shown.to_string(),
+        lines,
+        stamp: Some(stamp_bytes(after.as_bytes())),
+        edit: Some(SeenEdit {
+            base: stamp_bytes(before.as_bytes()),
+            regions,
+        }),
+    }
+}
+
+/// The line regions that replacing `old_len` bytes by `new_len` bytes at each of `positions`
+/// (ascending, non-overlapping byte offsets in `before`) changed, `after` being the result.
+/// Lines wholly before a replacement are untouched; the lines after it are untouched from the
+/// first line that starts where the replacement ends in both texts, or else from the line after
+/// the one the replacement ends in (that line was joined or split). Replacements that share a
+/// line are joined into one region.
+pub(crate) fn line_regions(
+    before: &str,
+    after: &str,
+    positions: &[usize],
+    old_len: usize,
+    new_len: usize,
+) -> Vec<LineEdit> {
+    let breaks = |t: &str| -> Vec<usize> {
+        t.bytes()
+            .enumerate()
+            .filter(|(_, b)| *b == b'\n')
+            .map(|(i, _)| i)
+            .collect()
+    };
+    let (old_breaks, new_breaks) = (breaks(before), breaks(after));
+    // Complete lines in `text[..at]`.
+    let lines_before = |br: &[usize], at: usize| br.partition_point(|&i| i < at);
+    let starts_line = |t: &str, at: usize| at == 0 || t.as_bytes().get(at - 1) == Some(&b'\n');
+    let to_u32 = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let mut out: Vec<LineEdit> = Vec::new();
+    for (i, &p) in positions.iter().enumerate() {
+        // Where this replacement sits in `after`: every earlier one changed the length.
+        let Some(q) = (p + i * new_len).checked_sub(i * old_len) else {
+            continue;
+        };
+        let (p_end, q_end) = (p + old_len, q + new_len);
+        let clean_end = starts_line(before, p_end) && starts_line(after, q_end);
+        let old_start = lines_before(&old_breaks, p) + 1;
+        let new_start = lines_before(&new_breaks, q) + 1;
+        let old_next = lines_before(&old_breaks, p_end) + if clean_end { 1 } else { 2 };
+        let new_next = lines_before(&new_breaks, q_end) + if clean_end { 1 } else { 2 };
+        let region = LineEdit {
+            old_start: to_u32(old_start),
+            old_count: to_u32(old_next.saturating_sub(old_start)),
+            new_start: to_u32(new_start),
+            new_count: to_u32(new_next.saturating_sub(new_start)),
+        };
+        match out.last_mut() {
+            Some(prev) if region.old_start < prev.old_start + prev.old_count => {
+                let old_end =
+                    (region.old_start + region.old_count).max(prev.old_start + prev.old_count);
+                let new_end =
+                    (region.new_start + region.new_count).max(prev.new_start + prev.new_count);
+                prev.old_count = old_end - prev.old_start;
+                prev.new_count = new_end - prev.new_start;
+            }
+            _ => out.push(region),
+        }
+    }
+    out
 }
 
 /// Start of every match of `needle`, overlapping ones included.
@@ -433,6 +552,121 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers.len(), 1, "temp files left behind: {leftovers:?}");
+    }
+
+    fn regions(before: &str, old: &str, new: &str, all: bool) -> Vec<[u32; 4]> {
+        let mut positions: Vec<usize> = before.match_indices(old).map(|(i, _)| i).collect();
+        let after = if all {
+            before.replace(old, new)
+        } else {
+            positions.truncate(1);
+            before.replacen(old, new, 1)
+        };
+        line_regions(before, &after, &positions, old.len(), new.len())
+            .iter()
+            .map(|r| [r.old_start, r.old_count, r.new_start, r.new_count])
+            .collect()
+    }
+
+    #[test]
+    fn line_regions_say_which_lines_were_replaced_by_which() {
+        let f = "a\nb\nc\nd\n";
+        // Within one line: one line for one line.
+        assert_eq!(regions(f, "b", "B", false), [[2, 1, 2, 1]]);
+        // A line replaced by three.
+        assert_eq!(regions(f, "b\n", "x\ny\nz\n", false), [[2, 1, 2, 3]]);
+        assert_eq!(regions(f, "b", "x\ny\nz", false), [[2, 1, 2, 3]]);
+        // Two lines joined into one, and a whole line removed.
+        assert_eq!(regions(f, "b\nc", "bc", false), [[2, 2, 2, 1]]);
+        assert_eq!(regions(f, "b\n", "", false), [[2, 1, 2, 0]]);
+        // A removal that leaves the next line joined to the one before it.
+        assert_eq!(regions(f, "\nb\n", "\n", false), [[1, 2, 1, 1]]);
+        assert_eq!(regions(f, "b\n", "x", false), [[2, 2, 2, 1]]);
+        // The first and the last line, the last without a line break.
+        assert_eq!(regions("a\nb", "a\n", "", false), [[1, 1, 1, 0]]);
+        assert_eq!(regions("a\nb", "b", "b\nc", false), [[2, 1, 2, 2]]);
+        // replace_all: one region per place, each in its own file's numbering.
+        assert_eq!(
+            regions("x\n.\nx\n.\nx\n", "x\n", "y\ny\n", true),
+            [[1, 1, 1, 2], [3, 1, 4, 2], [5, 1, 7, 2]]
+        );
+        // Places that share a line are one region.
+        assert_eq!(regions("x = x;\nz\n", "x", "y\n", true), [[1, 1, 1, 3]]);
+    }
+
+    #[tokio::test]
+    async fn an_edit_reports_what_it_wrote_and_how_it_moved_the_lines() {
+        let (dir, ctx) = project();
+        let file = dir.path().join("a.rs");
+        let before = "fn a() {}\nfn b() {}\nfn c() {}\nfn b2() {}\n";
+        std::fs::write(&file, before).unwrap();
+        read(&ctx, "a.rs").await;
+        let out = run(
+            &EditTool,
+            &ctx,
+            json!({"path": "a.rs", "old_string": "fn b", "new_string": "// b\nfn b", "replace_all": true}),
+        )
+        .await
+        .unwrap();
+        let after = std::fs::read(&file).unwrap();
+        assert_eq!(out.seen.len(), 1, "{:?}", out.seen);
+        let seen = &out.seen[0];
+        assert_eq!(seen.path, "a.rs");
+        assert_eq!(seen.lines, vec![[2, 3], [5, 6]], "the lines it wrote");
+        assert_eq!(seen.stamp, Some(crate::stamp::stamp_bytes(&after)));
+        let edit = seen.edit.as_ref().unwrap();
+        assert_eq!(edit.base, crate::stamp::stamp_bytes(before.as_bytes()));
+        let spans: Vec<_> = edit
+            .regions
+            .iter()
+            .map(|r| [r.old_start, r.old_count, r.new_start, r.new_count])
+            .collect();
+        assert_eq!(spans, [[2, 1, 2, 2], [4, 1, 5, 2]]);
+    }
+
+    #[tokio::test]
+    async fn a_replace_all_of_many_places_reports_one_joined_region() {
+        let (dir, ctx) = project();
+        let file = dir.path().join("many.txt");
+        let n = MAX_SEEN_REGIONS + 44;
+        std::fs::write(&file, "x\n.\n".repeat(n)).unwrap();
+        read(&ctx, "many.txt").await;
+        let out = run(
+            &EditTool,
+            &ctx,
+            json!({"path": "many.txt", "old_string": "x\n", "new_string": "y\ny\n", "replace_all": true}),
+        )
+        .await
+        .unwrap();
+        let seen = &out.seen[0];
+        assert_eq!(seen.lines.len(), MAX_SEEN_REGIONS);
+        let regions = &seen.edit.as_ref().unwrap().regions;
+        let last_old = 2 * n as u32 - 1;
+        assert_eq!(regions.len(), 1);
+        assert_eq!(
+            [
+                regions[0].old_start,
+                regions[0].old_count,
+                regions[0].new_count
+            ],
+            [1, last_old, last_old + n as u32]
+        );
+    }
+
+    #[tokio::test]
+    async fn nothing_is_reported_seen_when_provenance_is_off() {
+        let (dir, mut ctx) = project();
+        ctx.record_seen = false;
+        std::fs::write(dir.path().join("a.rs"), "let x = 1;\n").unwrap();
+        read(&ctx, "a.rs").await;
+        let out = run(
+            &EditTool,
+            &ctx,
+            json!({"path": "a.rs", "old_string": "1", "new_string": "2"}),
+        )
+        .await
+        .unwrap();
+        assert!(out.seen.is_empty());
     }
 
     #[tokio::test]

@@ -188,6 +188,7 @@ fn glob(
             path: path.clone(),
             lines: Vec::new(),
             stamp: None,
+            edit: None,
         });
     }
     if total > listed {

@@ -392,6 +392,7 @@ fn format_hits(
                     path: hit.rel.clone(),
                     lines: Vec::new(),
                     stamp: None,
+                    edit: None,
                 });
             }
             if hits.len() > listed {
@@ -447,6 +448,7 @@ fn format_hits(
                         path: hit.rel.clone(),
                         lines: crate::seen::ranges(numbers),
                         stamp: None,
+                        edit: None,
                     });
                 }
                 if full {

@@ -209,6 +209,7 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
                 path: shown.clone(),
                 lines: Vec::new(),
                 stamp: seen_stamp,
+                edit: None,
             }];
         }
         return Ok(out);
@@ -294,6 +295,7 @@ fn read_file(args: &ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError
                 Vec::new()
             },
             stamp: seen_stamp,
+            edit: None,
         }];
     }
     Ok(result)

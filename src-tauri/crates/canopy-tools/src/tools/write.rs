@@ -2,12 +2,13 @@
 //! read, atomically.
 
 use async_trait::async_trait;
-use canopy_protocol::ToolKind;
+use canopy_protocol::{SeenFile, ToolKind};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::fsutil;
 use crate::paths::{self, Access};
+use crate::stamp;
 use crate::truncate;
 use crate::{args, FileStamp, ToolContext, ToolError, ToolOutput, TypedTool};
 
@@ -85,12 +86,26 @@ fn write(args: &WriteArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         .map_err(|err| ToolError::Failed(format!("cannot stat `{shown}` after writing: {err}")))?;
     ctx.session
         .record(&resolved.abs, FileStamp::of(args.content.as_bytes(), &meta));
-    Ok(ToolOutput::text(format!(
-        "{} `{shown}` ({} lines, {}).",
+    let lines = truncate::count_lines(&args.content);
+    let mut out = ToolOutput::text(format!(
+        "{} `{shown}` ({lines} lines, {}).",
         if existed { "Overwrote" } else { "Created" },
-        truncate::count_lines(&args.content),
         truncate::human_bytes(args.content.len() as u64)
-    )))
+    ));
+    if ctx.record_seen {
+        // The agent wrote every line, so it knows every line of the file as it now is.
+        out.seen = vec![SeenFile {
+            path: shown.clone(),
+            lines: if lines > 0 {
+                vec![[1, u32::try_from(lines).unwrap_or(u32::MAX)]]
+            } else {
+                Vec::new()
+            },
+            stamp: Some(stamp::stamp_bytes(args.content.as_bytes())),
+            edit: None,
+        }];
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -124,6 +139,32 @@ mod tests {
         )
         .await
         .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_write_reports_every_line_it_wrote_as_seen() {
+        let (_dir, ctx) = project();
+        let out = run(
+            &WriteTool,
+            &ctx,
+            json!({"path": "src/n.rs", "content": "one\ntwo\nthree"}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            out.seen,
+            vec![SeenFile {
+                path: "src/n.rs".into(),
+                lines: vec![[1, 3]],
+                stamp: Some(stamp::stamp_bytes(b"one\ntwo\nthree")),
+                edit: None,
+            }]
+        );
+        let empty = run(&WriteTool, &ctx, json!({"path": "e.txt", "content": ""}))
+            .await
+            .unwrap();
+        assert!(empty.seen[0].lines.is_empty());
+        assert_eq!(empty.seen[0].stamp, Some(stamp::stamp_bytes(b"")));
     }
 
     #[tokio::test]
