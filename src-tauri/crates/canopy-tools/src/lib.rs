@@ -199,6 +199,19 @@ pub trait Tool: Send + Sync {
     fn wants_network(&self, _args: &serde_json::Value) -> bool {
         false
     }
+    /// The text of line `line` of `path` (project-relative, as evidence cites it) as `output`, the
+    /// result of a call with `args` in the project at `root`, showed it, if it did. The host uses it
+    /// to say what an agent saw of a line it cites; only the tool knows its own output's layout.
+    fn shown_line(
+        &self,
+        _root: &Path,
+        _args: &serde_json::Value,
+        _output: &str,
+        _path: &str,
+        _line: u32,
+    ) -> Option<String> {
+        None
+    }
     /// Runs the call. Errors are returned to the model as tool results; they never end a run.
     async fn run(
         &self,

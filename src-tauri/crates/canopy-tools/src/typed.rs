@@ -36,6 +36,17 @@ pub trait TypedTool: Send + Sync {
     fn wants_network(&self, _args: &serde_json::Value) -> bool {
         false
     }
+    /// See [`Tool::shown_line`].
+    fn shown_line(
+        &self,
+        _root: &std::path::Path,
+        _args: &serde_json::Value,
+        _output: &str,
+        _path: &str,
+        _line: u32,
+    ) -> Option<String> {
+        None
+    }
     /// Runs a call whose arguments parsed.
     async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -68,6 +79,17 @@ impl<T: TypedTool> Tool for T {
 
     fn wants_network(&self, args: &serde_json::Value) -> bool {
         TypedTool::wants_network(self, args)
+    }
+
+    fn shown_line(
+        &self,
+        root: &std::path::Path,
+        args: &serde_json::Value,
+        output: &str,
+        path: &str,
+        line: u32,
+    ) -> Option<String> {
+        TypedTool::shown_line(self, root, args, output, path, line)
     }
 
     async fn run(

@@ -1,16 +1,18 @@
 //! Judging checked evidence by what the citing agent was shown: provenance from its tracker,
 //! staleness against the stamp it read, the line as its tool results showed it (from its own
-//! history), trust, and whether a result as a whole is supported.
+//! history, read by the tool that wrote each result), trust, and whether a result as a whole is
+//! supported.
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use canopy_protocol::{
     CheckedEvidence, EvidenceState, EvidenceTrust, Message, Provenance, SubagentResult,
     TrustSummary, Unsupported,
 };
 use canopy_tools::paths::{self, Access};
-use canopy_tools::stamp;
+use canopy_tools::{stamp, Tool};
 
 use super::Tracker;
 use crate::contract::cap_display;
@@ -39,26 +41,28 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
 }
 
 /// Fills `seen_text` of each item whose first cited line is in one of the agent's own tool
-/// results still in `history` (the latest showing wins). A result cut down to make room no longer
-/// holds its lines, and then the text stays unknown.
-pub fn fill_seen_text(evidence: &mut [CheckedEvidence], history: &[Message], project_root: &Path) {
+/// results still in `history` (the latest showing wins), as the tool that showed it reads its own
+/// output ([`Tool::shown_line`]); `tools` are the agent's, looked up by the name each call used. A
+/// result cut down to make room no longer holds its lines, and then the text stays unknown.
+pub fn fill_seen_text(
+    evidence: &mut [CheckedEvidence],
+    history: &[Message],
+    tools: &[Arc<dyn Tool>],
+    project_root: &Path,
+) {
     if evidence
         .iter()
         .all(|e| e.provenance != Some(Provenance::Seen))
     {
         return;
     }
-    // Which file each Read call showed, by call id, resolved like the tool resolved it.
-    let mut read_paths: HashMap<&str, Option<String>> = HashMap::new();
+    // Each call's arguments by id, for the tool to know which file its output was of.
+    let mut calls: HashMap<&str, serde_json::Value> = HashMap::new();
     for m in history {
         if let Message::Assistant { tool_calls, .. } = m {
-            for c in tool_calls.iter().filter(|c| c.name == "Read") {
-                let path = serde_json::from_str::<serde_json::Value>(&c.arguments)
-                    .ok()
-                    .and_then(|v| v.get("path").and_then(|p| p.as_str()).map(str::to_string))
-                    .and_then(|p| paths::resolve(project_root, &p, Access::Read).ok())
-                    .map(|r| r.display);
-                read_paths.insert(c.id.as_str(), path);
+            for c in tool_calls {
+                let args = serde_json::from_str(&c.arguments).unwrap_or(serde_json::Value::Null);
+                calls.insert(c.id.as_str(), args);
             }
         }
     }
@@ -72,35 +76,17 @@ pub fn fill_seen_text(evidence: &mut [CheckedEvidence], history: &[Message], pro
                 name,
                 content,
                 is_error: false,
-            } => match name.as_str() {
-                "Read"
-                    if read_paths.get(call_id.as_str()).and_then(|p| p.as_deref())
-                        == Some(item.path.as_str()) =>
-                {
-                    read_line(content, item.line)
-                }
-                "Grep" => grep_line(content, &item.path, item.line),
-                _ => None,
-            },
+            } => {
+                let tool = tools.iter().find(|t| t.name() == name.as_str())?;
+                let args = calls
+                    .get(call_id.as_str())
+                    .unwrap_or(&serde_json::Value::Null);
+                tool.shown_line(project_root, args, content, &item.path, item.line)
+                    .map(|t| cap_display(&t))
+            }
             _ => None,
         });
     }
-}
-
-fn read_line(content: &str, line: u32) -> Option<String> {
-    content.lines().find_map(|l| {
-        let (n, text) = l.split_once('\t')?;
-        (n.trim_start().parse::<u32>().ok()? == line).then(|| cap_display(text))
-    })
-}
-
-fn grep_line(content: &str, path: &str, line: u32) -> Option<String> {
-    content.lines().find_map(|l| {
-        let rest = l.strip_prefix(path)?;
-        let sep = rest.chars().next().filter(|c| *c == ':' || *c == '-')?;
-        let (n, text) = rest[1..].split_once(sep)?;
-        (n.parse::<u32>().ok()? == line).then(|| cap_display(text))
-    })
 }
 
 /// Sets the result's trust summary and its `unsupported` mark: written after zero tool calls, or
@@ -221,11 +207,18 @@ mod tests {
             Message::user("look at a.rs:3, it says fn zzz"),
             Message::assistant(
                 "",
-                vec![ToolCall {
-                    id: "c1".into(),
-                    name: "Read".into(),
-                    arguments: r#"{"path":"./a.rs"}"#.into(),
-                }],
+                vec![
+                    ToolCall {
+                        id: "c1".into(),
+                        name: "Read".into(),
+                        arguments: r#"{"path":"./a.rs"}"#.into(),
+                    },
+                    ToolCall {
+                        id: "c2".into(),
+                        name: "Grep".into(),
+                        arguments: r#"{"pattern":"two","output_mode":"content"}"#.into(),
+                    },
+                ],
             ),
             Message::ToolResult {
                 call_id: "c1".into(),
@@ -248,7 +241,7 @@ mod tests {
                 e
             })
             .collect();
-        fill_seen_text(&mut items, &history, &root);
+        fill_seen_text(&mut items, &history, &canopy_tools::builtin_tools(), &root);
         assert_eq!(items[0].seen_text.as_deref(), Some("fn b() {}"));
         assert_eq!(items[1].seen_text.as_deref(), Some("two"));
         assert_eq!(

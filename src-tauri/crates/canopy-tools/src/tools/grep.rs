@@ -97,6 +97,23 @@ impl TypedTool for GrepTool {
         }
     }
 
+    /// In content mode a line is `path:number:text` (a match) or `path-number-text` (context).
+    fn shown_line(
+        &self,
+        _root: &Path,
+        _args: &serde_json::Value,
+        output: &str,
+        path: &str,
+        line: u32,
+    ) -> Option<String> {
+        output.lines().find_map(|l| {
+            let rest = l.strip_prefix(path)?;
+            let sep = rest.chars().next().filter(|c| *c == ':' || *c == '-')?;
+            let (n, text) = rest[1..].split_once(sep)?;
+            (n.parse::<u32>().ok()? == line).then(|| text.to_string())
+        })
+    }
+
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let secrets = Arc::clone(&ctx.secrets);
         let cap = ctx.output_cap(MAX_OUTPUT_BYTES);

@@ -66,6 +66,25 @@ impl TypedTool for ReadTool {
         format!("Read {}", args::str_field(args, "path").unwrap_or("?"))
     }
 
+    /// A line of this call's output is `{number:>6}\t{text}`, for the file its `path` names.
+    fn shown_line(
+        &self,
+        root: &std::path::Path,
+        args: &serde_json::Value,
+        output: &str,
+        path: &str,
+        line: u32,
+    ) -> Option<String> {
+        let read = args::str_field(args, "path")?;
+        if paths::resolve(root, read, Access::Read).ok()?.display != path {
+            return None;
+        }
+        output.lines().find_map(|l| {
+            let (n, text) = l.split_once('\t')?;
+            (n.trim_start().parse::<u32>().ok()? == line).then(|| text.to_string())
+        })
+    }
+
     async fn call(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || read_file(&args, &ctx))
