@@ -13,24 +13,12 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, screenshot, textOf, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, screenshot, textOf, traceDirOf, waitFor, writeSettings } from './harness.mjs';
 import { stampOf } from './xxh3.mjs';
 
 const cfg = config();
 let app;
 after(async () => app?.close('21-provenance-end'));
-
-/** Where the app keeps `project`'s traces (canopy-config `trace_dir_in`: readable name + FNV-1a of the canonical path). */
-function traceDirOf(project) {
-  const canonical = fs.realpathSync(project);
-  let h = 0xcbf29ce484222325n;
-  for (const b of Buffer.from(canonical)) {
-    h ^= BigInt(b);
-    h = (h * 0x100000001b3n) & ((1n << 64n) - 1n);
-  }
-  const name = path.basename(canonical).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
-  return path.join(cfg.dataDir, 'traces', `${name}-${(h >> 16n).toString(16).padStart(12, '0')}`);
-}
 
 const SESSION_RS = 'pub fn check(token: &str) -> bool {\n    !token.is_empty()\n}\n';
 const SESSION_RS_EDITED = 'pub fn check(token: &str) -> bool {\n    token.len() > 8\n}\n';
@@ -163,7 +151,7 @@ const OLD_ROOT = 's-0ld0000000000001';
 const OLD_KID = 's-0ld00000000000a1';
 
 function writeTraces(project) {
-  const dir = traceDirOf(project);
+  const dir = traceDirOf(cfg, project);
   fs.mkdirSync(dir, { recursive: true });
   const auth = fs.readFileSync(path.join(project, 'src', 'auth.rs'), 'utf8');
   const config = fs.readFileSync(path.join(project, 'src', 'config.rs'), 'utf8');
@@ -318,7 +306,7 @@ test('reopened from History after the file was edited, the citation the subagent
   const badge = await browser.execute((id) => document.querySelector(`[data-testid="tree-node"][data-session-id="${id}"] [data-testid="node-trust"]`)?.textContent?.trim(), GOOD);
   assert.equal(badge, '0/6 ✓', 'the tree follows the re-check');
   // The trace on disk still says what was found then.
-  assert.ok(fs.readFileSync(path.join(traceDirOf(project), `${ROOT}.jsonl`), 'utf8').includes('"trust":"grounded"'));
+  assert.ok(fs.readFileSync(path.join(traceDirOf(cfg, project), `${ROOT}.jsonl`), 'utf8').includes('"trust":"grounded"'));
   const answerMark = await waitFor(browser, "the answer's reference re-checked", () =>
     browser.execute(() => document.querySelector('[data-testid="conversation"] [data-testid="md-path"][data-path="src/session.rs"]')?.getAttribute('data-trust') ?? null).then((t) => (t === 'stale' ? t : false)),
   );

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, textOf, waitFor, writeSettings } from './harness.mjs';
+import { byTestId, config, copyFixture, launch, screenshot, sendPrompt, textOf, traceDirOf, waitFor, writeSettings } from './harness.mjs';
 
 const cfg = config();
 let app;
@@ -17,19 +17,15 @@ after(async () => app?.close('22-provenance-live-end'));
 const SESSION_RS = 'pub fn check(token: &str) -> bool {\n    !token.is_empty()\n}\n';
 const SESSION_RS_EDITED = 'pub fn check(token: &str) -> bool {\n    token.len() > 8\n}\n';
 
-/** Every trace file under the app's data folder (the project's trace folder is one of them). */
-function traceFiles() {
-  const root = path.join(cfg.dataDir, 'traces');
-  if (!fs.existsSync(root)) return [];
-  return fs.readdirSync(root).flatMap((d) => {
-    const dir = path.join(root, d);
-    return fs.statSync(dir).isDirectory() ? fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dir, f)) : [];
-  });
+/** The trace files of `project`'s sessions (other tests' sessions, crafted ones included, live elsewhere). */
+function traceFiles(project) {
+  const dir = traceDirOf(cfg, project);
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dir, f)) : [];
 }
 
 /** Whether some agent's trace records a tool result that showed it `src/session.rs`. */
-function sessionRsWasShown() {
-  return traceFiles().some((f) => fs.readFileSync(f, 'utf8').includes('"seen":[{"path":"src/session.rs"'));
+function sessionRsWasShown(project) {
+  return traceFiles(project).some((f) => fs.readFileSync(f, 'utf8').includes('"seen":[{"path":"src/session.rs"'));
 }
 
 test('a live subagent result: each citation judged by what the subagent was shown, and the answer by what the run was shown', async () => {
@@ -41,8 +37,12 @@ test('a live subagent result: each citation judged by what the subagent was show
 
   await sendPrompt(browser, 'PROV-LIVE: how are login and sessions checked?');
   // The subagent has read src/session.rs and waits for its model: another process edits the file now.
-  await waitFor(browser, 'the subagent to have read src/session.rs', async () => sessionRsWasShown(), { timeout: 20000, interval: 50 });
+  await waitFor(browser, 'the subagent to have read src/session.rs', async () => sessionRsWasShown(project), { timeout: 20000, interval: 50 });
   fs.writeFileSync(path.join(project, 'src', 'session.rs'), SESSION_RS_EDITED);
+  assert.ok(
+    !traceFiles(project).some((f) => fs.readFileSync(f, 'utf8').includes('"type":"subagent_completed"')),
+    'the edit must land while the subagent is still waiting for its answer',
+  );
 
   const badges = await waitFor(
     browser,
@@ -93,7 +93,7 @@ test('a live subagent result: each citation judged by what the subagent was show
   await screenshot(browser, cfg, '22-provenance-live-details');
 
   // The subagent was sent back once over its unseen and invalid citations (and kept them): the trace says so.
-  const childTrace = traceFiles().find((f) => path.basename(f) === `${child}.jsonl`);
+  const childTrace = traceFiles(project).find((f) => path.basename(f) === `${child}.jsonl`);
   assert.ok(childTrace, 'the subagent has its own trace file');
   const rejected = fs
     .readFileSync(childTrace, 'utf8')

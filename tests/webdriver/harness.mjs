@@ -54,6 +54,21 @@ export function copyFixture() {
 }
 
 /**
+ * Where the app keeps `project`'s traces (canopy-config `trace_dir_in`: a readable name + FNV-1a of the
+ * canonical path), so a test reads only the sessions of its own project copy.
+ */
+export function traceDirOf(cfg, project) {
+  const canonical = fs.realpathSync(project);
+  let h = 0xcbf29ce484222325n;
+  for (const b of Buffer.from(canonical)) {
+    h ^= BigInt(b);
+    h = (h * 0x100000001b3n) & ((1n << 64n) - 1n);
+  }
+  const name = path.basename(canonical).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
+  return path.join(cfg.dataDir, 'traces', `${name}-${(h >> 16n).toString(16).padStart(12, '0')}`);
+}
+
+/**
  * settings.json with both slots on the scripted server (OpenAI wire format, no key needed on loopback).
  * `overrides` replaces top-level fields, e.g. `{ parallelism: 1 }` to make a second subagent wait.
  */
