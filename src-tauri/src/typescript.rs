@@ -85,7 +85,7 @@ pub fn constants_file() -> Result<String, canopy_runtime::RuntimeError> {
     Ok(format!(
         "// Generated from Rust by the canopy-app test `generated_constants_are_current`.\n\
          // Do not edit: change the Rust values and run `CANOPY_BLESS=1 cargo test -p canopy-app generated_constants`.\n\n\
-         import type {{ Budgets, ModelSlot, Preset }} from './types';\n\n\
+         import type {{ Budgets, EvidenceTrust, ModelSlot, Preset }} from './types';\n\n\
          /** The endpoints the settings screen offers to fill a model slot with (canopy-config `presets()`). */\n\
          export const PRESETS: readonly Preset[] = {presets};\n\n\
          /** Most subagents a run may have going at once: `parallelism` is 1 to this (canopy-config). */\n\
@@ -107,7 +107,9 @@ pub fn constants_file() -> Result<String, canopy_runtime::RuntimeError> {
          /** Language ids of whole (lower-cased) file names, tried before the extension (the file viewer's table). */\n\
          export const LANGUAGE_BY_NAME: Readonly<Record<string, string>> = {by_name};\n\n\
          /** Language ids by (lower-cased) extension (the file viewer's table). */\n\
-         export const LANGUAGE_BY_EXTENSION: Readonly<Record<string, string>> = {by_ext};\n",
+         export const LANGUAGE_BY_EXTENSION: Readonly<Record<string, string>> = {by_ext};\n\n\
+         /** What a trust summary line counts the citations that are not grounded as, in order (canopy-protocol `TRUST_LINE_WORDS`). */\n\
+         export const TRUST_LINE_WORDS: readonly (readonly [EvidenceTrust, string])[] = {trust_words};\n",
         presets = literal(&canopy_config::presets()),
         max_parallelism = canopy_config::MAX_PARALLELISM,
         wrap_up = literal(&wrap_up),
@@ -118,6 +120,7 @@ pub fn constants_file() -> Result<String, canopy_runtime::RuntimeError> {
         replay_inline = history::REPLAY_INLINE_OUTPUT_BYTES,
         by_name = table(files::LANGUAGE_BY_NAME),
         by_ext = table(files::LANGUAGE_BY_EXTENSION),
+        trust_words = literal(&canopy_protocol::TRUST_LINE_WORDS.to_vec()),
     ))
 }
 

@@ -1,7 +1,7 @@
 // Generated from Rust by the canopy-app test `generated_constants_are_current`.
 // Do not edit: change the Rust values and run `CANOPY_BLESS=1 cargo test -p canopy-app generated_constants`.
 
-import type { Budgets, ModelSlot, Preset } from './types';
+import type { Budgets, EvidenceTrust, ModelSlot, Preset } from './types';
 
 /** The endpoints the settings screen offers to fill a model slot with (canopy-config `presets()`). */
 export const PRESETS: readonly Preset[] = [
@@ -188,3 +188,27 @@ export const LANGUAGE_BY_EXTENSION: Readonly<Record<string, string>> = {
   "zig": "zig",
   "zsh": "shell"
 };
+
+/** What a trust summary line counts the citations that are not grounded as, in order (canopy-protocol `TRUST_LINE_WORDS`). */
+export const TRUST_LINE_WORDS: readonly (readonly [EvidenceTrust, string])[] = [
+  [
+    "file_seen",
+    "file seen, line not"
+  ],
+  [
+    "unseen",
+    "unseen"
+  ],
+  [
+    "quote_mismatch",
+    "quote mismatch"
+  ],
+  [
+    "stale",
+    "stale"
+  ],
+  [
+    "invalid",
+    "invalid"
+  ]
+];

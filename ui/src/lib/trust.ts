@@ -6,6 +6,7 @@
 
 import type { CheckedEvidence, EvidenceTrust, SubagentResult, TrustSummary, Unsupported } from '../generated/types';
 import { refKey, type RefMark, type RefMarks } from './markdown';
+import { TRUST_LINE_WORDS } from '../generated/constants';
 
 /** What the views show for a citation without a trust (an old trace). */
 export const NOT_RECORDED = 'provenance not recorded';
@@ -78,14 +79,10 @@ export function trustView(e: CheckedEvidence, who: Citer = 'subagent'): TrustVie
 /** One line for people, word for word as Rust's `TrustSummary::line`: `5 of 6 citations seen and valid · 1 unseen`. */
 export function trustLine(s: TrustSummary): string {
   let out = `${s.grounded} of ${s.total} citation${s.total === 1 ? '' : 's'} seen and valid`;
-  const parts: [number, string][] = [
-    [s.file_seen, 'file seen, line not'],
-    [s.unseen, 'unseen'],
-    [s.quote_mismatch, 'quote mismatch'],
-    [s.stale, 'stale'],
-    [s.invalid, 'invalid'],
-  ];
-  for (const [n, word] of parts) if (n > 0) out += ` · ${n} ${word}`;
+  for (const [trust, word] of TRUST_LINE_WORDS) {
+    const n = s[trust];
+    if (n > 0) out += ` · ${n} ${word}`;
+  }
   return out;
 }
 

@@ -147,6 +147,16 @@ pub enum Unsupported {
     NoToolCalls,
 }
 
+/// The words [`TrustSummary::line`] counts the citations that are not grounded with, in its order
+/// (the app's summary line uses the same, generated into its constants).
+pub const TRUST_LINE_WORDS: [(EvidenceTrust, &str); 5] = [
+    (EvidenceTrust::FileSeen, "file seen, line not"),
+    (EvidenceTrust::Unseen, "unseen"),
+    (EvidenceTrust::QuoteMismatch, "quote mismatch"),
+    (EvidenceTrust::Stale, "stale"),
+    (EvidenceTrust::Invalid, "invalid"),
+];
+
 /// Counts of a result's citations by [`EvidenceTrust`]; they add up to `total`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
 pub struct TrustSummary {
@@ -188,6 +198,18 @@ impl TrustSummary {
         recorded.then_some(s)
     }
 
+    /// How many citations have `trust`.
+    pub fn count(&self, trust: EvidenceTrust) -> u32 {
+        match trust {
+            EvidenceTrust::Grounded => self.grounded,
+            EvidenceTrust::FileSeen => self.file_seen,
+            EvidenceTrust::Unseen => self.unseen,
+            EvidenceTrust::QuoteMismatch => self.quote_mismatch,
+            EvidenceTrust::Stale => self.stale,
+            EvidenceTrust::Invalid => self.invalid,
+        }
+    }
+
     /// One line for people: `5 of 6 citations seen and valid · 1 unseen`.
     pub fn line(&self) -> String {
         let mut out = format!(
@@ -196,13 +218,8 @@ impl TrustSummary {
             self.total,
             if self.total == 1 { "" } else { "s" }
         );
-        for (n, word) in [
-            (self.file_seen, "file seen, line not"),
-            (self.unseen, "unseen"),
-            (self.quote_mismatch, "quote mismatch"),
-            (self.stale, "stale"),
-            (self.invalid, "invalid"),
-        ] {
+        for (trust, word) in TRUST_LINE_WORDS {
+            let n = self.count(trust);
             if n > 0 {
                 out.push_str(&format!(" · {n} {word}"));
             }
