@@ -258,6 +258,18 @@ impl Host {
     }
 }
 
+/// A host on `dir` (config and data folders inside it) with no environment and an in-memory key
+/// store: what the other modules' tests start from.
+#[cfg(test)]
+pub(crate) fn test_host(dir: &Path) -> Host {
+    Host::new(HostSetup {
+        config_dir: dir.join("config"),
+        data_dir: dir.join("data"),
+        env: Arc::new(|_: &str| None),
+        secrets: Arc::new(canopy_config::MemoryStore::new()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;

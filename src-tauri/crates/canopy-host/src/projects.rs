@@ -251,21 +251,10 @@ impl Projects {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Arc;
-
-    use canopy_config::MemoryStore;
 
     use super::*;
-    use crate::host::HostSetup;
 
-    fn host(dir: &Path) -> Host {
-        Host::new(HostSetup {
-            config_dir: dir.join("config"),
-            data_dir: dir.join("data"),
-            env: Arc::new(|_: &str| None),
-            secrets: Arc::new(MemoryStore::new()),
-        })
-    }
+    use crate::host::test_host as host;
 
     #[test]
     fn a_folder_opens_as_the_project_and_heads_the_recent_list() {

@@ -133,23 +133,12 @@ impl Host {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-    use std::sync::Arc;
 
-    use canopy_config::MemoryStore;
     use canopy_test_support::{MockServer, Rule, Script, Turn};
 
     use super::*;
-    use crate::host::HostSetup;
 
-    fn host(dir: &Path) -> Host {
-        Host::new(HostSetup {
-            config_dir: dir.join("config"),
-            data_dir: dir.join("data"),
-            env: Arc::new(|_: &str| None),
-            secrets: Arc::new(MemoryStore::new()),
-        })
-    }
+    use crate::host::test_host as host;
 
     #[test]
     fn a_wrongly_shaped_settings_object_is_refused_and_nothing_is_saved() {
