@@ -20,6 +20,9 @@ use crate::contract::cap_display;
 /// Sets `provenance`, `read_stamp`, `stale` and `trust` of each item from `seen` (what the agent,
 /// or for the main answer any agent of the run, was shown) and the project as it is now.
 pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Path) {
+    // Hashing a file again is the costly part: once per file and stamp, however many citations
+    // (a model can cite one big file thousands of times).
+    let mut changed: HashMap<(String, String), bool> = HashMap::new();
     for item in evidence {
         let found = if item.state == EvidenceState::Unparseable {
             None
@@ -29,11 +32,13 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
         item.provenance = Some(found.as_ref().map_or(Provenance::Unseen, |f| f.provenance));
         item.read_stamp = found.and_then(|f| f.stamp);
         item.stale = match (&item.read_stamp, item.state) {
-            (Some(s), EvidenceState::Valid) => {
-                paths::resolve(project_root, &item.path, Access::Read)
-                    .map(|r| !stamp::unchanged(&r.abs, s))
-                    .unwrap_or(true)
-            }
+            (Some(s), EvidenceState::Valid) => *changed
+                .entry((item.path.clone(), s.hash.clone()))
+                .or_insert_with(|| {
+                    paths::resolve(project_root, &item.path, Access::Read)
+                        .map(|r| !stamp::unchanged(&r.abs, s))
+                        .unwrap_or(true)
+                }),
             _ => false,
         };
         item.trust = item.derive_trust();
@@ -198,6 +203,30 @@ mod tests {
         judge(&mut again, &seen, &root);
         assert!(again[0].stale);
         assert_eq!(again[0].trust, Some(EvidenceTrust::Stale));
+    }
+
+    #[test]
+    fn many_citations_of_files_judged_once_each_still_get_their_own_staleness() {
+        let (_dir, root) = project();
+        let mut seen = Tracker::new();
+        for f in ["a.rs", "b.rs"] {
+            seen.record(&[SeenFile {
+                path: f.into(),
+                lines: vec![[1, 2]],
+                stamp: Some(stamp::stamp_file(&root.join(f)).unwrap()),
+                edit: None,
+            }]);
+        }
+        std::fs::write(root.join("b.rs"), "one\nTWO\n").unwrap();
+        let refs: Vec<String> = (0..500)
+            .map(|i| format!("{}:{}", ["a.rs", "b.rs"][i % 2], 1 + i % 2))
+            .collect();
+        let mut items: Vec<CheckedEvidence> =
+            refs.iter().map(|r| check_evidence(r, &root)).collect();
+        judge(&mut items, &seen, &root);
+        for item in &items {
+            assert_eq!(item.stale, item.path == "b.rs", "{}", item.raw);
+        }
     }
 
     #[test]
