@@ -444,6 +444,10 @@ impl canopy_tools::Tool for CarelessRead {
     fn summarize(&self, _args: &serde_json::Value) -> String {
         "Read big.txt".into()
     }
+    // Numbered lines, as the real Read prints them: a cut keeps the lines up to the last one left.
+    fn narrow_seen(&self, seen: Vec<SeenFile>, kept: &str) -> Vec<SeenFile> {
+        canopy_tools::seen::narrow_numbered(seen, kept)
+    }
     async fn run(
         &self,
         _args: serde_json::Value,

@@ -212,6 +212,13 @@ pub trait Tool: Send + Sync {
     ) -> Option<String> {
         None
     }
+    /// `seen` (what this call's output showed) narrowed to what `kept`, the output after the host
+    /// cut it to the agent's context, still shows. A tool that reports what it showed lays out its
+    /// own output, so it says; by default nothing counts as seen once the output was cut, since
+    /// forgetting is safe and guessing is not.
+    fn narrow_seen(&self, _seen: Vec<SeenFile>, _kept: &str) -> Vec<SeenFile> {
+        Vec::new()
+    }
     /// Runs the call. Errors are returned to the model as tool results; they never end a run.
     async fn run(
         &self,

@@ -47,6 +47,14 @@ pub trait TypedTool: Send + Sync {
     ) -> Option<String> {
         None
     }
+    /// See [`Tool::narrow_seen`].
+    fn narrow_seen(
+        &self,
+        _seen: Vec<canopy_protocol::SeenFile>,
+        _kept: &str,
+    ) -> Vec<canopy_protocol::SeenFile> {
+        Vec::new()
+    }
     /// Runs a call whose arguments parsed.
     async fn call(&self, args: Self::Args, ctx: &ToolContext) -> Result<ToolOutput, ToolError>;
 }
@@ -90,6 +98,14 @@ impl<T: TypedTool> Tool for T {
         line: u32,
     ) -> Option<String> {
         TypedTool::shown_line(self, root, args, output, path, line)
+    }
+
+    fn narrow_seen(
+        &self,
+        seen: Vec<canopy_protocol::SeenFile>,
+        kept: &str,
+    ) -> Vec<canopy_protocol::SeenFile> {
+        TypedTool::narrow_seen(self, seen, kept)
     }
 
     async fn run(

@@ -169,6 +169,8 @@ pub(crate) async fn run_one(
         mutates: tool.as_ref().is_some_and(|t| t.mutates()),
     });
     let started = Mutex::new(Instant::now());
+    // The tool that made the output: only it can say what a cut left of what it showed.
+    let shower = tool.clone();
     let done_seen = |status: ToolStatus, content: String, seen: Vec<SeenFile>| -> Message {
         // Redacted whole before any cut: a key straddling the trace cap would otherwise leave a
         // piece too short for the redactor to recognise.
@@ -179,7 +181,10 @@ pub(crate) async fn run_one(
         };
         // Only what the agent was finally shown counts as seen.
         let seen = if cut {
-            canopy_tools::seen::narrow_to_text(&call.name, seen, &content)
+            match &shower {
+                Some(t) => t.narrow_seen(seen, &content),
+                None => Vec::new(),
+            }
         } else {
             seen
         };
@@ -187,8 +192,12 @@ pub(crate) async fn run_one(
             if let Ok(mut t) = ctx.seen.lock() {
                 t.record(&seen);
             }
-            if let Ok(mut t) = ctx.run_seen.lock() {
-                t.record(&seen);
+            // A straggler from a run that was stopped must not speak for the next run, which
+            // starts from a cleared record.
+            if !cancel.is_cancelled() {
+                if let Ok(mut t) = ctx.run_seen.lock() {
+                    t.record(&seen);
+                }
             }
         }
         let (output, truncated) = cap(&content, ctx.runtime.settings.trace_output_cap);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use canopy_protocol::{
-    CheckedEvidence, EvidenceState, EvidenceTrust, Message, Provenance, SubagentResult,
+    CheckedEvidence, EvidenceState, EvidenceTrust, FileStamp, Message, Provenance, SubagentResult,
     TrustSummary, Unsupported,
 };
 use canopy_tools::paths::{self, Access};
@@ -17,12 +17,33 @@ use canopy_tools::{stamp, Tool};
 use super::Tracker;
 use crate::contract::cap_display;
 
+/// Whether cited files changed since they were stamped. Hashing a file again is the costly part,
+/// so each file is hashed once per stamp however many citations point into it (a model can cite
+/// one big file thousands of times).
+#[derive(Default)]
+pub(crate) struct Changed {
+    known: HashMap<(String, String), bool>,
+}
+
+impl Changed {
+    /// Whether `path` (project-relative) no longer holds what `stamp` recorded; a file that
+    /// cannot be resolved or read has changed.
+    pub(crate) fn since(&mut self, project_root: &Path, path: &str, stamp: &FileStamp) -> bool {
+        *self
+            .known
+            .entry((path.to_string(), stamp.hash.clone()))
+            .or_insert_with(|| {
+                paths::resolve(project_root, path, Access::Read)
+                    .map(|r| !stamp::unchanged(&r.abs, stamp))
+                    .unwrap_or(true)
+            })
+    }
+}
+
 /// Sets `provenance`, `read_stamp`, `stale` and `trust` of each item from `seen` (what the agent,
 /// or for the main answer any agent of the run, was shown) and the project as it is now.
 pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Path) {
-    // Hashing a file again is the costly part: once per file and stamp, however many citations
-    // (a model can cite one big file thousands of times).
-    let mut changed: HashMap<(String, String), bool> = HashMap::new();
+    let mut changed = Changed::default();
     for item in evidence {
         let found = if item.state == EvidenceState::Unparseable {
             None
@@ -32,13 +53,7 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
         item.provenance = Some(found.as_ref().map_or(Provenance::Unseen, |f| f.provenance));
         item.read_stamp = found.and_then(|f| f.stamp);
         item.stale = match (&item.read_stamp, item.state) {
-            (Some(s), EvidenceState::Valid) => *changed
-                .entry((item.path.clone(), s.hash.clone()))
-                .or_insert_with(|| {
-                    paths::resolve(project_root, &item.path, Access::Read)
-                        .map(|r| !stamp::unchanged(&r.abs, s))
-                        .unwrap_or(true)
-                }),
+            (Some(s), EvidenceState::Valid) => changed.since(project_root, &item.path, s),
             _ => false,
         };
         item.trust = item.derive_trust();
@@ -115,11 +130,11 @@ pub fn mark_support(result: &mut SubagentResult, tool_calls: u32) {
 pub fn offending(evidence: &[CheckedEvidence]) -> Vec<&CheckedEvidence> {
     evidence
         .iter()
+        // By provenance and state, not by the trust word: a wrong quote or a stale file ranks
+        // above `unseen`, and must not hide a citation of a file the agent never opened.
         .filter(|e| {
-            matches!(
-                e.trust,
-                Some(EvidenceTrust::Unseen | EvidenceTrust::Invalid)
-            )
+            e.provenance.is_some()
+                && (e.provenance == Some(Provenance::Unseen) || e.state != EvidenceState::Valid)
         })
         .collect()
 }
@@ -203,6 +218,18 @@ mod tests {
         judge(&mut again, &seen, &root);
         assert!(again[0].stale);
         assert_eq!(again[0].trust, Some(EvidenceTrust::Stale));
+    }
+
+    #[test]
+    fn an_unseen_citation_with_a_wrong_quote_is_still_sent_back() {
+        let (_dir, root) = project();
+        let mut items = vec![check_evidence("a.rs:1", &root)];
+        items[0].quote = Some("fn invented() {}".into());
+        items[0].quote_matches = Some(false);
+        judge(&mut items, &Tracker::new(), &root);
+        assert_eq!(items[0].trust, Some(EvidenceTrust::QuoteMismatch));
+        assert_eq!(items[0].provenance, Some(Provenance::Unseen));
+        assert_eq!(offending(&items).len(), 1, "made up twice is still made up");
     }
 
     #[test]

@@ -5,21 +5,25 @@
 use std::path::Path;
 
 use canopy_protocol::{CheckedEvidence, EvidenceState, Provenance};
-use canopy_tools::paths::{self, Access};
-use canopy_tools::stamp;
 
+use super::judge::Changed;
 use crate::contract::check_evidence;
 
 /// `items` checked against the project as it is now. An item without a stamp (never read, or a
 /// trace written before provenance) cannot go stale; its existence and text are still refreshed.
 pub fn recheck(items: &[CheckedEvidence], project_root: &Path) -> Vec<CheckedEvidence> {
+    let mut changed = Changed::default();
     items
         .iter()
-        .map(|item| recheck_one(item, project_root))
+        .map(|item| recheck_one(item, project_root, &mut changed))
         .collect()
 }
 
-fn recheck_one(item: &CheckedEvidence, project_root: &Path) -> CheckedEvidence {
+fn recheck_one(
+    item: &CheckedEvidence,
+    project_root: &Path,
+    changed: &mut Changed,
+) -> CheckedEvidence {
     let now = check_evidence(&item.raw, project_root);
     let mut out = item.clone();
     // What the agent saw, when only the earlier check knew it: the line it cited was on screen and
@@ -34,9 +38,7 @@ fn recheck_one(item: &CheckedEvidence, project_root: &Path) -> CheckedEvidence {
     out.state = now.state;
     out.text = now.text;
     out.stale = match (&item.read_stamp, now.state) {
-        (Some(s), EvidenceState::Valid) => paths::resolve(project_root, &item.path, Access::Read)
-            .map(|r| !stamp::unchanged(&r.abs, s))
-            .unwrap_or(true),
+        (Some(s), EvidenceState::Valid) => changed.since(project_root, &item.path, s),
         _ => false,
     };
     out.trust = out.derive_trust();
@@ -48,6 +50,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use canopy_protocol::EvidenceTrust;
+    use canopy_tools::stamp;
 
     fn seen(root: &Path, raw: &str, path: &str, line: u32) -> CheckedEvidence {
         let mut e = check_evidence(raw, root);

@@ -118,10 +118,16 @@ impl Tracker {
             entry.stamp = new;
         } else if let Some(new) = new {
             // Lines seen under other content say nothing about the file as it is now.
-            if entry.stamp.is_some_and(|old| old.differs_from(new)) {
-                entry.ranges.clear();
+            match entry.stamp {
+                Some(old) if old.differs_from(new) => {
+                    entry.ranges.clear();
+                    entry.stamp = Some(new);
+                }
+                // Same content as far as both tell: keep the stamp that covers more, or a change
+                // past a later, shorter read's end would never show as stale.
+                Some(old) if old.bytes > new.bytes => {}
+                _ => entry.stamp = Some(new),
             }
-            entry.stamp = Some(new);
         }
         if !f.lines.is_empty() {
             merge(&mut entry.ranges, &f.lines);
@@ -274,6 +280,33 @@ mod tests {
         let listed = t.lookup("b.rs", 1, None).unwrap();
         assert_eq!(listed.provenance, Provenance::FileSeen);
         assert_eq!(listed.stamp, None);
+    }
+
+    #[test]
+    fn a_later_shorter_read_of_a_huge_file_keeps_the_stamp_that_covers_more() {
+        let head = b"0123456789";
+        let mut t = Tracker::new();
+        let long = SeenFile {
+            stamp: Some(canopy_tools::stamp::stamp_prefix(head, 100)),
+            ..seen("big.log", vec![[1, 2]], None)
+        };
+        let short = SeenFile {
+            stamp: Some(canopy_tools::stamp::stamp_prefix(&head[..4], 100)),
+            ..seen("big.log", vec![[1, 1]], None)
+        };
+        t.record(&[long]);
+        t.record(&[short]);
+        let found = t.lookup("big.log", 2, None).unwrap();
+        assert_eq!(
+            found.provenance,
+            Provenance::Seen,
+            "same content: nothing dropped"
+        );
+        assert_eq!(
+            found.stamp.unwrap().bytes,
+            10,
+            "the stamp that covers more stays"
+        );
     }
 
     #[test]

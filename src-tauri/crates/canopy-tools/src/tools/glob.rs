@@ -59,6 +59,10 @@ impl TypedTool for GlobTool {
             .to_string()
     }
 
+    fn narrow_seen(&self, seen: Vec<SeenFile>, kept: &str) -> Vec<SeenFile> {
+        crate::seen::narrow_listed(seen, kept)
+    }
+
     fn summarize(&self, args: &serde_json::Value) -> String {
         let pattern = args::str_field(args, "pattern").unwrap_or("?");
         match args::str_field(args, "path") {

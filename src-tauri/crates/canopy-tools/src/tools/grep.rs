@@ -107,11 +107,13 @@ impl TypedTool for GrepTool {
         line: u32,
     ) -> Option<String> {
         output.lines().find_map(|l| {
-            let rest = l.strip_prefix(path)?;
-            let sep = rest.chars().next().filter(|c| *c == ':' || *c == '-')?;
-            let (n, text) = rest[1..].split_once(sep)?;
-            (n.parse::<u32>().ok()? == line).then(|| text.to_string())
+            let (n, text) = crate::seen::path_line(l, path)?;
+            (n == line).then(|| text.to_string())
         })
+    }
+
+    fn narrow_seen(&self, seen: Vec<SeenFile>, kept: &str) -> Vec<SeenFile> {
+        crate::seen::narrow_listed(seen, kept)
     }
 
     async fn call(&self, args: GrepArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
@@ -497,7 +499,7 @@ fn line_number_of(line: &[u8], rel: &str) -> Option<u32> {
     let line = std::str::from_utf8(line.get(..line.len().min(rel.len() + 24))?)
         .or_else(|e| std::str::from_utf8(&line[..e.valid_up_to()]))
         .ok()?;
-    crate::seen::grep_line_number(line, rel)
+    crate::seen::path_line(line, rel).map(|(n, _)| n)
 }
 
 #[cfg(test)]

@@ -80,9 +80,13 @@ impl TypedTool for ReadTool {
             return None;
         }
         output.lines().find_map(|l| {
-            let (n, text) = l.split_once('\t')?;
-            (n.trim_start().parse::<u32>().ok()? == line).then(|| text.to_string())
+            let (n, text) = crate::seen::numbered_line(l)?;
+            (n == line).then(|| text.to_string())
         })
+    }
+
+    fn narrow_seen(&self, seen: Vec<SeenFile>, kept: &str) -> Vec<SeenFile> {
+        crate::seen::narrow_numbered(seen, kept)
     }
 
     async fn call(&self, args: ReadArgs, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
