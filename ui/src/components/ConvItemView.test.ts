@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { render } from 'svelte/server';
 import type { ConvItem } from '../lib/reducer';
 import type { JsonValue } from '../lib/types';
+import type { CheckedEvidence } from '../generated/types';
 import type { SessionStore } from '../lib/session.svelte';
 import { createStores } from '../lib/stores';
 import { createFakeBackend } from '../lib/fake';
@@ -151,6 +152,33 @@ describe('ConvItemView answers', () => {
     expect(body).not.toContain('<img');
     // Without a way to open files (e.g. no handler) the mention is plain text.
     expect(rowFor(session, 's-main', answer(text))).not.toContain('data-path=');
+  });
+
+  it("an answer's reference the Markdown view does not link is still named under it when it does not hold", () => {
+    const { session } = createStores(createFakeBackend());
+    const text = 'Login is at `src/auth.rs:3`; the key sits in .env:2 and /etc/app.rs:9.';
+    const ref = (raw: string, path: string, line: number, state: CheckedEvidence['state'], trust: CheckedEvidence['trust'], provenance: CheckedEvidence['provenance']): CheckedEvidence => ({
+      raw, path, line, end_line: null, state, text: null, provenance, trust,
+    });
+    const references = [
+      ref('src/auth.rs:3', 'src/auth.rs', 3, 'valid', 'grounded', 'seen'),
+      ref('.env:2', '.env', 2, 'valid', 'unseen', 'unseen'),
+      ref('/etc/app.rs:9', '/etc/app.rs', 9, 'outside_project', 'invalid', 'unseen'),
+    ];
+    const body = rowFor(session, 's-main', answer(text), {
+      onOpenPath: () => undefined,
+      answer: { references, trust: { total: 3, grounded: 1, file_seen: 0, unseen: 1, quote_mismatch: 0, stale: 0, invalid: 1 }, now: false },
+    });
+    // Only src/auth.rs:3 becomes a link in the text ...
+    expect(body).toContain('data-path="src/auth.rs"');
+    expect(body).not.toContain('data-path=".env"');
+    // ... so the two that do not hold are named under the answer, each with its mark.
+    const listed = body.slice(body.indexOf('data-testid="answer-not-grounded"'));
+    expect(listed).toContain('data-trust="unseen"');
+    expect(listed).toContain('.env:2');
+    expect(listed).toContain('data-trust="invalid"');
+    expect(listed).toContain('/etc/app.rs:9');
+    expect(listed).not.toContain('src/auth.rs:3');
   });
 
   it("a subagent's result answer is one line until expanded to the raw JSON", () => {
