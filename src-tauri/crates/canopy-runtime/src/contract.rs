@@ -3,9 +3,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResult, Verdict};
 use canopy_tools::paths::{self, Access};
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -19,15 +21,22 @@ const QUOTED_TEXT_CAP: usize = 1024 * 1024;
 /// Most bytes read from one cited file.
 const EVIDENCE_READ_CAP: u64 = 64 * 1024 * 1024;
 
-/// Validates a final answer against a contract. `Err` says exactly what was wrong, in words the
-/// model can act on in its corrective turn.
+/// Validates a final answer against a contract, withholding the default secret files (a session
+/// uses [`validate_cancellable`] with its own list). `Err` says exactly what was wrong, in words
+/// the model can act on in its corrective turn.
 pub fn validate(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
 ) -> Result<SubagentResult, String> {
-    validate_until(contract, text, project_root, &|| false)
-        .unwrap_or_else(|| Err("the result check was stopped".into()))
+    validate_until(
+        contract,
+        text,
+        project_root,
+        &SecretFiles::default(),
+        &|| false,
+    )
+    .unwrap_or_else(|| Err("the result check was stopped".into()))
 }
 
 /// [`validate`] that gives up (`None`) as soon as `stop` says so: between evidence references and
@@ -37,9 +46,10 @@ fn validate_until(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Option<Result<SubagentResult, String>> {
-    match parse_and_check(contract, text, project_root, stop) {
+    match parse_and_check(contract, text, project_root, secrets, stop) {
         Err(Stopped::Yes) => None,
         Err(Stopped::No(e)) => Some(Err(e)),
         Ok(v) => Some(Ok(v)),
@@ -70,6 +80,7 @@ fn parse_and_check(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Result<SubagentResult, Stopped> {
     let trimmed = text.trim();
@@ -164,7 +175,8 @@ fn parse_and_check(
         evidence: evidence_raw
             .iter()
             .map(|(raw, quote)| {
-                check_evidence_until(raw, quote.as_deref(), project_root, stop).ok_or(Stopped::Yes)
+                check_evidence_until(raw, quote.as_deref(), project_root, secrets, stop)
+                    .ok_or(Stopped::Yes)
             })
             .collect::<Result<Vec<_>, _>>()?,
         unresolved_questions: unresolved,
@@ -212,15 +224,19 @@ fn evidence_list(value: Option<&Value>) -> Result<Vec<(String, Option<String>)>,
 
 /// [`validate`] off the async workers (the evidence check reads files), abandoned when `cancel`
 /// fires: `None` then. The blocking check watches the token too, so it stops soon after.
+/// `secrets` is the citing agent's secret-file list: a withheld file's lines are never quoted.
 pub async fn validate_cancellable(
     contract: ResultContract,
     text: String,
     project_root: PathBuf,
+    secrets: Arc<SecretFiles>,
     cancel: &CancellationToken,
 ) -> Option<Result<SubagentResult, String>> {
     let stop = cancel.clone();
     let check = tokio::task::spawn_blocking(move || {
-        validate_until(contract, &text, &project_root, &|| stop.is_cancelled())
+        validate_until(contract, &text, &project_root, &secrets, &|| {
+            stop.is_cancelled()
+        })
     });
     tokio::select! {
         biased;
@@ -259,9 +275,10 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
     Some((path, start, end))
 }
 
-/// Checks one reference against the project.
+/// Checks one reference against the project, withholding the default secret files (the list a
+/// reopened trace has; a session passes its own to [`check_evidence_until`]).
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
-    check_evidence_until(raw, None, project_root, &|| false)
+    check_evidence_until(raw, None, project_root, &SecretFiles::default(), &|| false)
         .unwrap_or_else(|| CheckedEvidence::new(raw, raw, 0, None, EvidenceState::Unparseable))
 }
 
@@ -281,10 +298,14 @@ pub(crate) fn cap_display(line: &str) -> String {
 const STOP_CHECK_LINES: u32 = 4096;
 
 /// [`check_evidence`] that gives up (`None`) when `stop` says so while reading the file.
-fn check_evidence_until(
+///
+/// A file `secrets` withholds keeps its state (valid, or out of range) but none of its text: no
+/// `text`, and no quote comparison, which would tell a model whether a guessed secret is right.
+pub(crate) fn check_evidence_until(
     raw: &str,
     quote: Option<&str>,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Option<CheckedEvidence> {
     if stop() {
@@ -313,6 +334,8 @@ fn check_evidence_until(
             return Some(out);
         }
     };
+    let withheld = secrets.check(project_root, &path, &resolved.abs).is_err();
+    let quote = quote.filter(|_| !withheld);
     out.path = resolved.display;
     let resolved = resolved.abs;
     // Only regular files, read line by line up to the cited range and never past a byte cap: a
@@ -345,7 +368,7 @@ fn check_evidence_until(
             Ok(0) | Err(_) => break,
             Ok(_) => number += 1,
         }
-        if number == line {
+        if number == line && !withheld {
             out.text = Some(cap_display(&String::from_utf8_lossy(&buf)));
         }
         if quote.is_some() && number >= line && cited.len() < QUOTED_TEXT_CAP {
@@ -434,6 +457,33 @@ mod tests {
     }
 
     #[test]
+    fn a_withheld_file_keeps_its_state_but_shows_no_text_and_checks_no_quote() {
+        let dir = project();
+        std::fs::write(
+            dir.path().join(".env"),
+            "KEY=hunter2
+",
+        )
+        .unwrap();
+        let secrets = SecretFiles::default();
+        let c = |r: &str, q: Option<&str>| {
+            check_evidence_until(r, q, dir.path(), &secrets, &|| false).unwrap()
+        };
+        let cited = c(".env:1", Some("KEY=hunter2"));
+        assert_eq!(cited.state, EvidenceState::Valid);
+        assert_eq!((cited.text, cited.quote_matches), (None, None));
+        assert_eq!(c("src/../.env:1", None).text, None, "by its name as given");
+        assert_eq!(c(".env:2", None).state, EvidenceState::LineOutOfRange);
+        let allowed = SecretFiles::new(&[".env*".into(), "!.env".into()]).unwrap();
+        let shown = check_evidence_until(".env:1", None, dir.path(), &allowed, &|| false).unwrap();
+        assert_eq!(
+            shown.text.as_deref(),
+            Some("KEY=hunter2"),
+            "an exception shows it"
+        );
+    }
+
+    #[test]
     fn contract_errors_are_specific() {
         let dir = project();
         let v = |t: &str| validate(ResultContract::Explore, t, dir.path());
@@ -501,6 +551,7 @@ mod tests {
             ResultContract::Explore,
             answer.into(),
             dir.path().to_path_buf(),
+            Arc::new(SecretFiles::default()),
             &token,
         )
         .await;
@@ -513,6 +564,7 @@ mod tests {
             ResultContract::Explore,
             answer.into(),
             dir.path().to_path_buf(),
+            Arc::new(SecretFiles::default()),
             &token,
         )
         .await;
@@ -523,7 +575,12 @@ mod tests {
             looks.set(looks.get() + 1);
             looks.get() > 1
         };
-        assert!(validate_until(ResultContract::Explore, answer, dir.path(), &stop).is_none());
-        assert!(check_evidence_until("src/auth.rs:2", None, dir.path(), &|| true).is_none());
+        let secrets = SecretFiles::default();
+        assert!(
+            validate_until(ResultContract::Explore, answer, dir.path(), &secrets, &stop).is_none()
+        );
+        assert!(
+            check_evidence_until("src/auth.rs:2", None, dir.path(), &secrets, &|| true).is_none()
+        );
     }
 }

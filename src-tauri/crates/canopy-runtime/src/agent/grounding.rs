@@ -43,7 +43,13 @@ pub(crate) async fn ground(
         },
     };
     result.evidence = evidence;
-    provenance::fill_seen_text(&mut result.evidence, history, &ctx.tools, &ctx.project_root);
+    provenance::fill_seen_text(
+        &mut result.evidence,
+        history,
+        &ctx.tools,
+        &ctx.project_root,
+        &ctx.secret_files(),
+    );
     provenance::mark_support(result, tool_calls);
     true
 }

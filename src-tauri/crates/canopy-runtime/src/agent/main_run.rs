@@ -67,9 +67,10 @@ async fn check_answer(ctx: &Arc<AgentCtx>, text: &str) {
         return;
     }
     let (ctx2, text) = (ctx.clone(), text.to_string());
+    let secrets = ctx.secret_files();
     let checked = tokio::task::spawn_blocking(move || {
         let seen = ctx2.run_seen.lock().ok()?;
-        provenance::check_answer(&text, &seen, &ctx2.project_root)
+        provenance::check_answer(&text, &seen, &ctx2.project_root, &secrets)
     })
     .await;
     if let Ok(Some((references, trust))) = checked {

@@ -380,6 +380,7 @@ async fn run_phases(
             contract_kind,
             text.clone(),
             ctx.project_root.clone(),
+            ctx.secret_files(),
             cancel,
         )
         .await;
@@ -504,6 +505,7 @@ pub(crate) async fn final_call(
                 ctx.profile.contract(),
                 resp.text.clone(),
                 ctx.project_root.clone(),
+                ctx.secret_files(),
                 cancel,
             )
             .await;

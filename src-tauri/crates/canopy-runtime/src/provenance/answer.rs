@@ -14,8 +14,10 @@ use std::sync::OnceLock;
 use canopy_protocol::{CheckedEvidence, TrustSummary};
 use regex::Regex;
 
+use canopy_tools::secrets::SecretFiles;
+
 use super::{judge, Tracker};
-use crate::contract::check_evidence;
+use crate::contract::check_evidence_until;
 
 /// Most references checked in one answer.
 const MAX_REFERENCES: usize = 200;
@@ -78,11 +80,12 @@ pub fn references(text: &str) -> Vec<String> {
 }
 
 /// The answer's references checked on disk and against `seen` (the run-wide record), with their
-/// trust counted; `None` when the answer cites nothing.
+/// trust counted; `None` when the answer cites nothing. A file `secrets` withholds is never quoted.
 pub fn check_answer(
     text: &str,
     seen: &Tracker,
     project_root: &Path,
+    secrets: &SecretFiles,
 ) -> Option<(Vec<CheckedEvidence>, TrustSummary)> {
     let refs = references(text);
     if refs.is_empty() {
@@ -90,7 +93,7 @@ pub fn check_answer(
     }
     let mut checked: Vec<CheckedEvidence> = refs
         .iter()
-        .map(|r| check_evidence(r, project_root))
+        .filter_map(|r| check_evidence_until(r, None, project_root, secrets, &|| false))
         .collect();
     judge(&mut checked, seen, project_root);
     let trust = TrustSummary::of(&checked).unwrap_or_default();
@@ -136,8 +139,13 @@ mod tests {
             stamp: Some(canopy_tools::stamp::stamp_file(&root.join("a.rs")).unwrap()),
             edit: None,
         }]);
-        let (refs, trust) =
-            check_answer("`a.rs:1` and a.rs:2 and a.rs:9 and b.rs:1", &seen, &root).unwrap();
+        let (refs, trust) = check_answer(
+            "`a.rs:1` and a.rs:2 and a.rs:9 and b.rs:1",
+            &seen,
+            &root,
+            &SecretFiles::default(),
+        )
+        .unwrap();
         let got: Vec<_> = refs.iter().map(|r| (r.raw.as_str(), r.trust)).collect();
         assert_eq!(
             got,
@@ -150,6 +158,6 @@ mod tests {
         );
         assert_eq!(refs[3].state, EvidenceState::MissingFile);
         assert_eq!((trust.total, trust.grounded, trust.invalid), (4, 1, 2));
-        assert!(check_answer("nothing cited", &seen, &root).is_none());
+        assert!(check_answer("nothing cited", &seen, &root, &SecretFiles::default()).is_none());
     }
 }

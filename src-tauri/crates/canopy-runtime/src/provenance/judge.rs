@@ -12,6 +12,7 @@ use canopy_protocol::{
     TrustSummary, Unsupported,
 };
 use canopy_tools::paths::{self, Access};
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::{stamp, Tool};
 
 use super::Tracker;
@@ -48,12 +49,14 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
 /// Fills `seen_text` of each item whose first cited line is in one of the agent's own tool
 /// results still in `history` (the latest showing wins), as the tool that showed it reads its own
 /// output ([`Tool::shown_line`]); `tools` are the agent's, looked up by the name each call used. A
-/// result cut down to make room no longer holds its lines, and then the text stays unknown.
+/// result cut down to make room no longer holds its lines, and then the text stays unknown. A
+/// file `secrets` withholds gets no text, whatever a result showed.
 pub fn fill_seen_text(
     evidence: &mut [CheckedEvidence],
     history: &[Message],
     tools: &[Arc<dyn Tool>],
     project_root: &Path,
+    secrets: &SecretFiles,
 ) {
     if evidence
         .iter()
@@ -71,10 +74,9 @@ pub fn fill_seen_text(
             }
         }
     }
-    for item in evidence
-        .iter_mut()
-        .filter(|e| e.provenance == Some(Provenance::Seen))
-    {
+    for item in evidence.iter_mut().filter(|e| {
+        e.provenance == Some(Provenance::Seen) && secrets.withheld(Path::new(&e.path)).is_none()
+    }) {
         item.seen_text = history.iter().rev().find_map(|m| match m {
             Message::ToolResult {
                 call_id,
@@ -270,7 +272,13 @@ mod tests {
                 e
             })
             .collect();
-        fill_seen_text(&mut items, &history, &canopy_tools::builtin_tools(), &root);
+        fill_seen_text(
+            &mut items,
+            &history,
+            &canopy_tools::builtin_tools(),
+            &root,
+            &SecretFiles::default(),
+        );
         assert_eq!(items[0].seen_text.as_deref(), Some("fn b() {}"));
         assert_eq!(items[1].seen_text.as_deref(), Some("two"));
         assert_eq!(
