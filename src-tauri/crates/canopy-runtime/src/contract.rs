@@ -18,6 +18,9 @@ use crate::profiles::ResultContract;
 const QUOTE_CAP: usize = 300;
 /// Most bytes of cited lines kept to compare a quote with.
 const QUOTED_TEXT_CAP: usize = 1024 * 1024;
+/// Most evidence items one result may carry: each is a file read, and the parent, the trace and
+/// every view list them all.
+pub const MAX_EVIDENCE_ITEMS: usize = 200;
 /// Most bytes read from one cited file.
 const EVIDENCE_READ_CAP: u64 = 64 * 1024 * 1024;
 
@@ -195,6 +198,12 @@ fn evidence_list(value: Option<&Value>) -> Result<Vec<(String, Option<String>)>,
         Some(Value::Array(items)) => items,
         Some(_) => return Err("`evidence` must be an array of \"path:line\" strings or {\"ref\": \"path:line\", \"quote\": \"…\"} objects".into()),
     };
+    if items.len() > MAX_EVIDENCE_ITEMS {
+        return Err(format!(
+            "`evidence` has {} items; at most {MAX_EVIDENCE_ITEMS} are allowed: keep the citations that back your findings best and drop the rest",
+            items.len()
+        ));
+    }
     items
         .iter()
         .enumerate()
@@ -321,7 +330,8 @@ pub(crate) fn check_evidence_until(
         ));
     };
     let mut out = CheckedEvidence::new(raw, path.clone(), line, end_line, EvidenceState::Valid);
-    out.quote = quote.map(str::to_string);
+    // Compared in full below, kept only as long as a shown line.
+    out.quote = quote.map(cap_display);
     // The shared confinement rule; only the mapping onto evidence states is decided here.
     let resolved = match paths::resolve(project_root, &path, Access::Read) {
         Ok(resolved) => resolved,
@@ -540,6 +550,40 @@ mod tests {
             dir.path(),
         );
         assert!(bad.unwrap_err().contains("`evidence[0]`"));
+    }
+
+    #[test]
+    fn too_many_evidence_items_break_the_contract_and_a_long_quote_is_kept_capped() {
+        let dir = project();
+        let answer = |n: usize| {
+            let evidence: Vec<&str> = vec!["src/auth.rs:2"; n];
+            serde_json::json!({"status": "completed", "summary": "s", "evidence": evidence})
+                .to_string()
+        };
+        let ok = validate(
+            ResultContract::Explore,
+            &answer(MAX_EVIDENCE_ITEMS),
+            dir.path(),
+        );
+        assert_eq!(ok.unwrap().evidence.len(), MAX_EVIDENCE_ITEMS);
+        let err = validate(ResultContract::Explore, &answer(5000), dir.path()).unwrap_err();
+        assert_eq!(
+            err,
+            "`evidence` has 5000 items; at most 200 are allowed: keep the citations that back your findings best and drop the rest"
+        );
+
+        let long = format!("fn login() {{}}{}", " ".repeat(10) + &"x".repeat(100_000));
+        std::fs::write(dir.path().join("long.rs"), format!("{long}\n")).unwrap();
+        let quoted = serde_json::json!({"status": "completed", "summary": "s",
+            "evidence": [{"ref": "long.rs:1", "quote": long}]})
+        .to_string();
+        let e = &validate(ResultContract::Explore, &quoted, dir.path())
+            .unwrap()
+            .evidence[0];
+        assert_eq!(e.quote_matches, Some(true), "compared in full");
+        let kept = e.quote.as_deref().unwrap();
+        assert_eq!(kept.chars().count(), QUOTE_CAP + 1);
+        assert!(kept.starts_with("fn login() {}") && kept.ends_with('…'));
     }
 
     #[tokio::test]

@@ -74,25 +74,50 @@ pub fn fill_seen_text(
             }
         }
     }
-    for item in evidence.iter_mut().filter(|e| {
+    let wanted = |e: &CheckedEvidence| {
         e.provenance == Some(Provenance::Seen) && secrets.withheld(Path::new(&e.path)).is_none()
-    }) {
-        item.seen_text = history.iter().rev().find_map(|m| match m {
-            Message::ToolResult {
-                call_id,
-                name,
-                content,
-                is_error: false,
-            } => {
-                let tool = tools.iter().find(|t| t.name() == name.as_str())?;
-                let args = calls
-                    .get(call_id.as_str())
-                    .unwrap_or(&serde_json::Value::Null);
-                tool.shown_line(project_root, args, content, &item.path, item.line)
-                    .map(|t| cap_display(&t))
+    };
+    // Each cited line is looked for once however many items cite it, in one pass over the results
+    // from the latest, and a line stops being looked for at its latest showing.
+    let mut keys = std::collections::HashSet::new();
+    let mut pending: Vec<(String, u32)> = evidence
+        .iter()
+        .filter(|e| wanted(e))
+        .map(|e| (e.path.clone(), e.line))
+        .filter(|k| keys.insert(k.clone()))
+        .collect();
+    let mut found: HashMap<(String, u32), String> = HashMap::new();
+    for m in history.iter().rev() {
+        if pending.is_empty() {
+            break;
+        }
+        let Message::ToolResult {
+            call_id,
+            name,
+            content,
+            is_error: false,
+        } = m
+        else {
+            continue;
+        };
+        let Some(tool) = tools.iter().find(|t| t.name() == name.as_str()) else {
+            continue;
+        };
+        let args = calls
+            .get(call_id.as_str())
+            .unwrap_or(&serde_json::Value::Null);
+        pending.retain(|(path, line)| {
+            match tool.shown_line(project_root, args, content, path, *line) {
+                Some(text) => {
+                    found.insert((path.clone(), *line), cap_display(&text));
+                    false
+                }
+                None => true,
             }
-            _ => None,
         });
+    }
+    for item in evidence.iter_mut().filter(|e| wanted(e)) {
+        item.seen_text = found.get(&(item.path.clone(), item.line)).cloned();
     }
 }
 
@@ -125,6 +150,10 @@ pub fn offending(evidence: &[CheckedEvidence]) -> Vec<&CheckedEvidence> {
         })
         .collect()
 }
+
+/// Most citations one notice to a model names (the corrective turn's, a `Task` result's); the
+/// rest are counted, so a result citing hundreds of missing lines does not make a notice as long.
+pub const MAX_LISTED: usize = 20;
 
 /// One line per item for people and models: `[unseen] src/x.rs:12`, with why when invalid.
 pub fn describe(item: &CheckedEvidence) -> String {
@@ -285,6 +314,96 @@ mod tests {
             items[2].seen_text, None,
             "the task prompt is not a tool result"
         );
+    }
+
+    /// Grep that counts how often the host asks it for a line.
+    struct CountingGrep(std::sync::atomic::AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl Tool for CountingGrep {
+        fn name(&self) -> &str {
+            "Grep"
+        }
+        fn spec(&self) -> canopy_protocol::ToolSpec {
+            canopy_tools::GrepTool.spec()
+        }
+        fn kind(&self) -> canopy_protocol::ToolKind {
+            canopy_protocol::ToolKind::Read
+        }
+        fn read_only(&self) -> bool {
+            true
+        }
+        fn summarize(&self, _args: &serde_json::Value) -> String {
+            String::new()
+        }
+        fn shown_line(
+            &self,
+            root: &Path,
+            args: &serde_json::Value,
+            output: &str,
+            path: &str,
+            line: u32,
+        ) -> Option<String> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            canopy_tools::GrepTool.shown_line(root, args, output, path, line)
+        }
+        async fn run(
+            &self,
+            _args: serde_json::Value,
+            _ctx: &canopy_tools::ToolContext,
+        ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
+            Err(canopy_tools::ToolError::Failed(
+                "not run in this test".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn each_cited_line_is_looked_for_once_per_result_until_its_latest_showing() {
+        let (_dir, root) = project();
+        let mut history = Vec::new();
+        for i in 0..100 {
+            let id = format!("c{i}");
+            history.push(Message::assistant(
+                "",
+                vec![ToolCall {
+                    id: id.clone(),
+                    name: "Grep".into(),
+                    arguments: r#"{"pattern":"fn","output_mode":"content"}"#.into(),
+                }],
+            ));
+            history.push(Message::ToolResult {
+                call_id: id,
+                name: "Grep".into(),
+                content: format!("a.rs:1:fn a() {{}} #{i}\na.rs:2:fn b() {{}}\n"),
+                is_error: false,
+            });
+        }
+        // 200 citations of two lines, and one of a line no result shows.
+        let mut items: Vec<CheckedEvidence> = (0..201)
+            .map(|i| {
+                let r = match i {
+                    200 => "a.rs:3".to_string(),
+                    _ => format!("a.rs:{}", 1 + i % 2),
+                };
+                let mut e = check_evidence(&r, &root);
+                e.provenance = Some(Provenance::Seen);
+                e
+            })
+            .collect();
+        let grep = Arc::new(CountingGrep(Default::default()));
+        let tools: Vec<Arc<dyn Tool>> = vec![grep.clone()];
+        fill_seen_text(&mut items, &history, &tools, &root, &SecretFiles::default());
+        assert_eq!(
+            items[0].seen_text.as_deref(),
+            Some("fn a() {} #99"),
+            "the latest showing"
+        );
+        assert_eq!(items[199].seen_text.as_deref(), Some("fn b() {}"));
+        assert_eq!(items[200].seen_text, None);
+        // The two shown lines once (the last result), the unshown one in every result.
+        let asked = grep.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(asked, 2 + 100, "{asked} look-ups");
     }
 
     #[test]

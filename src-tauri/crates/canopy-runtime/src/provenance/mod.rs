@@ -8,7 +8,7 @@ mod recheck;
 mod tracker;
 
 pub use answer::{check_answer, references};
-pub use judge::{describe, fill_seen_text, judge, mark_support, offending};
+pub use judge::{describe, fill_seen_text, judge, mark_support, offending, MAX_LISTED};
 pub use quote::quote_matches;
 pub use recheck::recheck;
 pub use tracker::{FileSeen, Tracker, MAX_FILES, MAX_RANGES_PER_FILE};
