@@ -31,8 +31,15 @@ pub(crate) async fn ground(
         let history = history.to_vec();
         let stop = cancel.clone();
         tokio::task::spawn_blocking(move || {
-            if let Ok(seen) = ctx.seen.lock() {
-                provenance::judge(&mut evidence, &seen, &ctx.project_root);
+            // The tracker is held only to look the items up, not while files are hashed.
+            let found = ctx
+                .seen
+                .lock()
+                .map(|seen| provenance::lookups(&evidence, &seen));
+            if let Ok(found) = found {
+                provenance::judge_found(&mut evidence, found, &ctx.project_root, &|| {
+                    stop.is_cancelled()
+                });
             }
             if !stop.is_cancelled() {
                 provenance::fill_seen_text(

@@ -15,21 +15,46 @@ use canopy_tools::paths::{self, Access};
 use canopy_tools::secrets::SecretFiles;
 use canopy_tools::{stamp, Tool};
 
-use super::Tracker;
+use super::{FileSeen, Tracker};
 use crate::contract::cap_display;
 
 /// Sets `provenance`, `read_stamp`, `stale` and `trust` of each item from `seen` (what the agent,
 /// or for the main answer any agent of the run, was shown) and the project as it is now.
 pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Path) {
+    let found = lookups(evidence, seen);
+    judge_found(evidence, found, project_root, &|| false);
+}
+
+/// What `seen` knows of each item's file, in order: all a judgement needs of the tracker, so a
+/// shared tracker is locked only for this and not while files are read.
+pub fn lookups(evidence: &[CheckedEvidence], seen: &Tracker) -> Vec<Option<FileSeen>> {
+    evidence
+        .iter()
+        .map(|item| {
+            if item.state == EvidenceState::Unparseable {
+                None
+            } else {
+                seen.lookup(&item.path, item.line, item.end_line)
+            }
+        })
+        .collect()
+}
+
+/// [`judge`] from [`lookups`] taken earlier; `false` when `stop` fired between items (the items
+/// from there on are left unjudged).
+pub fn judge_found(
+    evidence: &mut [CheckedEvidence],
+    found: Vec<Option<FileSeen>>,
+    project_root: &Path,
+    stop: &dyn Fn() -> bool,
+) -> bool {
     // Hashing a file again is the costly part: once per file and stamp, however many citations
     // (a model can cite one big file thousands of times).
     let mut changed: HashMap<(String, String), bool> = HashMap::new();
-    for item in evidence {
-        let found = if item.state == EvidenceState::Unparseable {
-            None
-        } else {
-            seen.lookup(&item.path, item.line, item.end_line)
-        };
+    for (item, found) in evidence.iter_mut().zip(found) {
+        if stop() {
+            return false;
+        }
         item.provenance = Some(found.as_ref().map_or(Provenance::Unseen, |f| f.provenance));
         item.read_stamp = found.and_then(|f| f.stamp);
         item.stale = match (&item.read_stamp, item.state) {
@@ -44,6 +69,7 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
         };
         item.trust = item.derive_trust();
     }
+    true
 }
 
 /// Fills `seen_text` of each item whose first cited line is in one of the agent's own tool
