@@ -760,3 +760,51 @@ async fn a_citation_of_a_secret_file_never_puts_its_text_in_a_trace_or_the_paren
         );
     }
 }
+
+#[tokio::test]
+async fn a_corrected_answer_that_breaks_the_contract_leaves_the_first_result_and_its_error() {
+    let script = one_child(
+        explore_rule("TASK-P")
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs"}),
+            )]))
+            .turn(Turn::text(result_json(
+                &["login is in src/auth.rs"],
+                json!(["src/auth.rs:3", "README.md:3"]),
+            )))
+            .turn(Turn::text(
+                "Sorry, here is the fix: README.md:3 was a guess.",
+            )),
+    );
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "go").await;
+    let child = &ran.children()[0];
+    assert_eq!(rejections(&scenario, child).len(), 2);
+    let (reason, result, error) = file_events(&scenario, child)
+        .into_iter()
+        .find_map(|e| match e {
+            TraceEvent::RunEnded {
+                terminal_reason,
+                result,
+                error,
+                ..
+            } => Some((terminal_reason, result, error)),
+            _ => None,
+        })
+        .expect("the child's run_ended");
+    assert_eq!(reason, TerminalReason::Completed, "the first result stands");
+    assert_eq!(
+        trusts(&result.expect("the first result").evidence),
+        [
+            ("src/auth.rs:3", Some(EvidenceTrust::Grounded)),
+            ("README.md:3", Some(EvidenceTrust::Unseen)),
+        ]
+    );
+    let error = error.expect("the error is kept");
+    assert!(
+        error.contains("broke the result contract twice") && error.contains("start with `{`"),
+        "{error}"
+    );
+}
