@@ -212,3 +212,31 @@ async fn a_cancel_during_the_check_of_a_childs_result() {
     // The child itself stopped checking: its end is within 2 s too.
     assert_cancelled_within_2s(&ran, &children[0]);
 }
+
+/// Before the fix the check of the main agent's answer could not be cancelled: an answer citing a
+/// big file two hundred times read it on after the cancel and the run ended `completed`.
+#[tokio::test]
+async fn a_cancel_during_the_check_of_the_main_answer() {
+    let answer: String = (0..200)
+        .map(|i| format!("see big.rs:{} ", 90_000_000 + i))
+        .collect();
+    let script = Script::new().rule(main_agent_rule().turn(Turn::text(answer)));
+    let scenario = Scenario::start(script).await;
+    let line = "let x = 1;\n";
+    let big = line.repeat(24 * 1024 * 1024 / line.len());
+    std::fs::write(scenario.project().join("big.rs"), big).unwrap();
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = cancel_on(&scenario, &rt, None, Duration::from_millis(200), |r| {
+        !is_child(r) && matches!(r.event, TraceEvent::ModelCallEnd { .. })
+    })
+    .await;
+    assert_cancelled_within_2s(&ran, &ran.root);
+    assert!(
+        ran.find(&ran.root, |e| match e {
+            TraceEvent::AnswerChecked { .. } => Some(()),
+            _ => None,
+        })
+        .is_none(),
+        "nothing is recorded for a check cut short"
+    );
+}

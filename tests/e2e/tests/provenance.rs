@@ -690,3 +690,125 @@ async fn lines_read_before_another_process_changed_the_file_do_not_survive_the_a
         "the line it read before the other process's change is not vouched for: {references:#?}"
     );
 }
+
+const ENV_SECRET: &str = "sk-canopy-e2e-7f3a91c0d2";
+
+#[tokio::test]
+async fn a_citation_of_a_secret_file_never_puts_its_text_in_a_trace_or_the_parents_result() {
+    let answer = "The token is configured in `.env:1`, see also src/auth.rs:3.";
+    let script = Script::new()
+        .rule(main_agent_calls(
+            vec![task("Look", "TASK-P: where is the token?")],
+            answer,
+        ))
+        .rule(
+            explore_rule("TASK-P")
+                .turn(Turn::tools(vec![
+                    call("Read", json!({"path": ".env"})),
+                    call("Read", json!({"path": "src/auth.rs"})),
+                ]))
+                .turn(Turn::text(result_json(
+                    &["the token is in .env"],
+                    json!([
+                        "src/auth.rs:3",
+                        ".env:1",
+                        // A guess the host must not confirm or deny.
+                        {"ref": ".env:1", "quote": "API_TOKEN=sk-canopy-e2e-0000000000"},
+                        ".env:9"
+                    ]),
+                ))),
+        );
+    let scenario = Scenario::start(script).await;
+    std::fs::write(
+        scenario.project().join(".env"),
+        format!("API_TOKEN={ENV_SECRET}\n"),
+    )
+    .unwrap();
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "where is the token?").await;
+    assert_eq!(ran.outcome.terminal_reason, TerminalReason::Completed);
+
+    let result = completed_result(&scenario, &ran);
+    let e = &result.evidence;
+    assert_eq!(e.len(), 4);
+    assert_eq!(
+        e[0].text.as_deref(),
+        Some("pub fn login(user: &str, password: &str) -> bool {")
+    );
+    // The state is still known; the text and the quote's verdict are not.
+    assert_eq!(e[1].state, EvidenceState::Valid);
+    assert_eq!(
+        (e[1].text.as_deref(), e[1].seen_text.as_deref()),
+        (None, None)
+    );
+    assert_eq!(
+        e[2].quote_matches, None,
+        "a guessed secret is neither confirmed nor denied"
+    );
+    assert_eq!(e[3].state, EvidenceState::LineOutOfRange);
+    let references = answer_references(&scenario, &ran);
+    assert_eq!(references[0].raw, ".env:1");
+    assert_eq!(references[0].state, EvidenceState::Valid);
+    assert_eq!(references[0].text, None);
+
+    // Nowhere on disk, nor in what the parent model was sent.
+    let texts = scenario.trace_file_texts();
+    assert!(texts.len() >= 2);
+    for text in texts {
+        assert!(!text.contains(ENV_SECRET), "the secret is in a trace file");
+    }
+    for request in scenario.server.requests() {
+        assert!(
+            !request.body.to_string().contains(ENV_SECRET),
+            "the secret was sent to the model"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_corrected_answer_that_breaks_the_contract_leaves_the_first_result_and_its_error() {
+    let script = one_child(
+        explore_rule("TASK-P")
+            .turn(Turn::tools(vec![call(
+                "Read",
+                json!({"path": "src/auth.rs"}),
+            )]))
+            .turn(Turn::text(result_json(
+                &["login is in src/auth.rs"],
+                json!(["src/auth.rs:3", "README.md:3"]),
+            )))
+            .turn(Turn::text(
+                "Sorry, here is the fix: README.md:3 was a guess.",
+            )),
+    );
+    let scenario = Scenario::start(script).await;
+    let rt = scenario.runtime(ProviderKind::Openai, true, |_| {});
+    let ran = scenario.run(&rt, "go").await;
+    let child = &ran.children()[0];
+    assert_eq!(rejections(&scenario, child).len(), 2);
+    let (reason, result, error) = file_events(&scenario, child)
+        .into_iter()
+        .find_map(|e| match e {
+            TraceEvent::RunEnded {
+                terminal_reason,
+                result,
+                error,
+                ..
+            } => Some((terminal_reason, result, error)),
+            _ => None,
+        })
+        .expect("the child's run_ended");
+    assert_eq!(reason, TerminalReason::Completed, "the first result stands");
+    assert_eq!(
+        trusts(&result.expect("the first result").evidence),
+        [
+            ("src/auth.rs:3", Some(EvidenceTrust::Grounded)),
+            ("README.md:3", Some(EvidenceTrust::Unseen)),
+        ]
+    );
+    let error = error.expect("the error is kept");
+    assert!(
+        error.contains("broke the result contract twice") && error.contains("start with `{`"),
+        "{error}"
+    );
+}

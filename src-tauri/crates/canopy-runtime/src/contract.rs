@@ -3,9 +3,11 @@
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use canopy_protocol::{CheckedEvidence, EvidenceState, ResultStatus, SubagentResult, Verdict};
 use canopy_tools::paths::{self, Access};
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::ToolError;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -16,18 +18,28 @@ use crate::profiles::ResultContract;
 const QUOTE_CAP: usize = 300;
 /// Most bytes of cited lines kept to compare a quote with.
 const QUOTED_TEXT_CAP: usize = 1024 * 1024;
+/// Most evidence items one result may carry: each is a file read, and the parent, the trace and
+/// every view list them all.
+pub const MAX_EVIDENCE_ITEMS: usize = 200;
 /// Most bytes read from one cited file.
 const EVIDENCE_READ_CAP: u64 = 64 * 1024 * 1024;
 
-/// Validates a final answer against a contract. `Err` says exactly what was wrong, in words the
-/// model can act on in its corrective turn.
+/// Validates a final answer against a contract, withholding the default secret files (a session
+/// uses [`validate_cancellable`] with its own list). `Err` says exactly what was wrong, in words
+/// the model can act on in its corrective turn.
 pub fn validate(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
 ) -> Result<SubagentResult, String> {
-    validate_until(contract, text, project_root, &|| false)
-        .unwrap_or_else(|| Err("the result check was stopped".into()))
+    validate_until(
+        contract,
+        text,
+        project_root,
+        &SecretFiles::default(),
+        &|| false,
+    )
+    .unwrap_or_else(|| Err("the result check was stopped".into()))
 }
 
 /// [`validate`] that gives up (`None`) as soon as `stop` says so: between evidence references and
@@ -37,9 +49,10 @@ fn validate_until(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Option<Result<SubagentResult, String>> {
-    match parse_and_check(contract, text, project_root, stop) {
+    match parse_and_check(contract, text, project_root, secrets, stop) {
         Err(Stopped::Yes) => None,
         Err(Stopped::No(e)) => Some(Err(e)),
         Ok(v) => Some(Ok(v)),
@@ -70,6 +83,7 @@ fn parse_and_check(
     contract: ResultContract,
     text: &str,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Result<SubagentResult, Stopped> {
     let trimmed = text.trim();
@@ -164,7 +178,8 @@ fn parse_and_check(
         evidence: evidence_raw
             .iter()
             .map(|(raw, quote)| {
-                check_evidence_until(raw, quote.as_deref(), project_root, stop).ok_or(Stopped::Yes)
+                check_evidence_until(raw, quote.as_deref(), project_root, secrets, stop)
+                    .ok_or(Stopped::Yes)
             })
             .collect::<Result<Vec<_>, _>>()?,
         unresolved_questions: unresolved,
@@ -183,6 +198,12 @@ fn evidence_list(value: Option<&Value>) -> Result<Vec<(String, Option<String>)>,
         Some(Value::Array(items)) => items,
         Some(_) => return Err("`evidence` must be an array of \"path:line\" strings or {\"ref\": \"path:line\", \"quote\": \"…\"} objects".into()),
     };
+    if items.len() > MAX_EVIDENCE_ITEMS {
+        return Err(format!(
+            "`evidence` has {} items; at most {MAX_EVIDENCE_ITEMS} are allowed: keep the citations that back your findings best and drop the rest",
+            items.len()
+        ));
+    }
     items
         .iter()
         .enumerate()
@@ -212,15 +233,19 @@ fn evidence_list(value: Option<&Value>) -> Result<Vec<(String, Option<String>)>,
 
 /// [`validate`] off the async workers (the evidence check reads files), abandoned when `cancel`
 /// fires: `None` then. The blocking check watches the token too, so it stops soon after.
+/// `secrets` is the citing agent's secret-file list: a withheld file's lines are never quoted.
 pub async fn validate_cancellable(
     contract: ResultContract,
     text: String,
     project_root: PathBuf,
+    secrets: Arc<SecretFiles>,
     cancel: &CancellationToken,
 ) -> Option<Result<SubagentResult, String>> {
     let stop = cancel.clone();
     let check = tokio::task::spawn_blocking(move || {
-        validate_until(contract, &text, &project_root, &|| stop.is_cancelled())
+        validate_until(contract, &text, &project_root, &secrets, &|| {
+            stop.is_cancelled()
+        })
     });
     tokio::select! {
         biased;
@@ -259,9 +284,10 @@ fn parse_reference(raw: &str) -> Option<(String, u32, Option<u32>)> {
     Some((path, start, end))
 }
 
-/// Checks one reference against the project.
+/// Checks one reference against the project, withholding the default secret files (the list a
+/// reopened trace has; a session passes its own to [`check_evidence_until`]).
 pub fn check_evidence(raw: &str, project_root: &Path) -> CheckedEvidence {
-    check_evidence_until(raw, None, project_root, &|| false)
+    check_evidence_until(raw, None, project_root, &SecretFiles::default(), &|| false)
         .unwrap_or_else(|| CheckedEvidence::new(raw, raw, 0, None, EvidenceState::Unparseable))
 }
 
@@ -281,10 +307,14 @@ pub(crate) fn cap_display(line: &str) -> String {
 const STOP_CHECK_LINES: u32 = 4096;
 
 /// [`check_evidence`] that gives up (`None`) when `stop` says so while reading the file.
-fn check_evidence_until(
+///
+/// A file `secrets` withholds keeps its state (valid, or out of range) but none of its text: no
+/// `text`, and no quote comparison, which would tell a model whether a guessed secret is right.
+pub(crate) fn check_evidence_until(
     raw: &str,
     quote: Option<&str>,
     project_root: &Path,
+    secrets: &SecretFiles,
     stop: &dyn Fn() -> bool,
 ) -> Option<CheckedEvidence> {
     if stop() {
@@ -300,7 +330,8 @@ fn check_evidence_until(
         ));
     };
     let mut out = CheckedEvidence::new(raw, path.clone(), line, end_line, EvidenceState::Valid);
-    out.quote = quote.map(str::to_string);
+    // Compared in full below, kept only as long as a shown line.
+    out.quote = quote.map(cap_display);
     // The shared confinement rule; only the mapping onto evidence states is decided here.
     let resolved = match paths::resolve(project_root, &path, Access::Read) {
         Ok(resolved) => resolved,
@@ -313,6 +344,8 @@ fn check_evidence_until(
             return Some(out);
         }
     };
+    let withheld = secrets.check(project_root, &path, &resolved.abs).is_err();
+    let quote = quote.filter(|_| !withheld);
     out.path = resolved.display;
     let resolved = resolved.abs;
     // Only regular files, read line by line up to the cited range and never past a byte cap: a
@@ -345,7 +378,7 @@ fn check_evidence_until(
             Ok(0) | Err(_) => break,
             Ok(_) => number += 1,
         }
-        if number == line {
+        if number == line && !withheld {
             out.text = Some(cap_display(&String::from_utf8_lossy(&buf)));
         }
         if quote.is_some() && number >= line && cited.len() < QUOTED_TEXT_CAP {
@@ -434,6 +467,33 @@ mod tests {
     }
 
     #[test]
+    fn a_withheld_file_keeps_its_state_but_shows_no_text_and_checks_no_quote() {
+        let dir = project();
+        std::fs::write(
+            dir.path().join(".env"),
+            "KEY=hunter2
+",
+        )
+        .unwrap();
+        let secrets = SecretFiles::default();
+        let c = |r: &str, q: Option<&str>| {
+            check_evidence_until(r, q, dir.path(), &secrets, &|| false).unwrap()
+        };
+        let cited = c(".env:1", Some("KEY=hunter2"));
+        assert_eq!(cited.state, EvidenceState::Valid);
+        assert_eq!((cited.text, cited.quote_matches), (None, None));
+        assert_eq!(c("src/../.env:1", None).text, None, "by its name as given");
+        assert_eq!(c(".env:2", None).state, EvidenceState::LineOutOfRange);
+        let allowed = SecretFiles::new(&[".env*".into(), "!.env".into()]).unwrap();
+        let shown = check_evidence_until(".env:1", None, dir.path(), &allowed, &|| false).unwrap();
+        assert_eq!(
+            shown.text.as_deref(),
+            Some("KEY=hunter2"),
+            "an exception shows it"
+        );
+    }
+
+    #[test]
     fn contract_errors_are_specific() {
         let dir = project();
         let v = |t: &str| validate(ResultContract::Explore, t, dir.path());
@@ -492,6 +552,40 @@ mod tests {
         assert!(bad.unwrap_err().contains("`evidence[0]`"));
     }
 
+    #[test]
+    fn too_many_evidence_items_break_the_contract_and_a_long_quote_is_kept_capped() {
+        let dir = project();
+        let answer = |n: usize| {
+            let evidence: Vec<&str> = vec!["src/auth.rs:2"; n];
+            serde_json::json!({"status": "completed", "summary": "s", "evidence": evidence})
+                .to_string()
+        };
+        let ok = validate(
+            ResultContract::Explore,
+            &answer(MAX_EVIDENCE_ITEMS),
+            dir.path(),
+        );
+        assert_eq!(ok.unwrap().evidence.len(), MAX_EVIDENCE_ITEMS);
+        let err = validate(ResultContract::Explore, &answer(5000), dir.path()).unwrap_err();
+        assert_eq!(
+            err,
+            "`evidence` has 5000 items; at most 200 are allowed: keep the citations that back your findings best and drop the rest"
+        );
+
+        let long = format!("fn login() {{}}{}", " ".repeat(10) + &"x".repeat(100_000));
+        std::fs::write(dir.path().join("long.rs"), format!("{long}\n")).unwrap();
+        let quoted = serde_json::json!({"status": "completed", "summary": "s",
+            "evidence": [{"ref": "long.rs:1", "quote": long}]})
+        .to_string();
+        let e = &validate(ResultContract::Explore, &quoted, dir.path())
+            .unwrap()
+            .evidence[0];
+        assert_eq!(e.quote_matches, Some(true), "compared in full");
+        let kept = e.quote.as_deref().unwrap();
+        assert_eq!(kept.chars().count(), QUOTE_CAP + 1);
+        assert!(kept.starts_with("fn login() {}") && kept.ends_with('…'));
+    }
+
     #[tokio::test]
     async fn a_cancelled_check_stops_between_references_and_inside_a_file() {
         let dir = project();
@@ -501,6 +595,7 @@ mod tests {
             ResultContract::Explore,
             answer.into(),
             dir.path().to_path_buf(),
+            Arc::new(SecretFiles::default()),
             &token,
         )
         .await;
@@ -513,6 +608,7 @@ mod tests {
             ResultContract::Explore,
             answer.into(),
             dir.path().to_path_buf(),
+            Arc::new(SecretFiles::default()),
             &token,
         )
         .await;
@@ -523,7 +619,12 @@ mod tests {
             looks.set(looks.get() + 1);
             looks.get() > 1
         };
-        assert!(validate_until(ResultContract::Explore, answer, dir.path(), &stop).is_none());
-        assert!(check_evidence_until("src/auth.rs:2", None, dir.path(), &|| true).is_none());
+        let secrets = SecretFiles::default();
+        assert!(
+            validate_until(ResultContract::Explore, answer, dir.path(), &secrets, &stop).is_none()
+        );
+        assert!(
+            check_evidence_until("src/auth.rs:2", None, dir.path(), &secrets, &|| true).is_none()
+        );
     }
 }

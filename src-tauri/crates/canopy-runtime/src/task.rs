@@ -290,9 +290,15 @@ fn grounding_lines(result: &SubagentResult) -> String {
         .collect();
     if !weak.is_empty() {
         out.push_str("Not grounded (check before relying on them):\n");
-        for line in weak {
-            out.push_str(&line);
+        for line in weak.iter().take(provenance::MAX_LISTED) {
+            out.push_str(line);
             out.push('\n');
+        }
+        if weak.len() > provenance::MAX_LISTED {
+            out.push_str(&format!(
+                "and {} more\n",
+                weak.len() - provenance::MAX_LISTED
+            ));
         }
     }
     out
@@ -328,6 +334,35 @@ mod tests {
              [unseen] a.rs:1\n\
              [invalid: line out of range] a.rs:7\n"
         );
+    }
+
+    #[test]
+    fn the_parent_gets_at_most_twenty_ungrounded_citations_then_how_many_more() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.rs"), "x\n").unwrap();
+        let refs: Vec<String> = (1..=60).map(|i| format!("\"a.rs:{i}\"")).collect();
+        let mut result = crate::contract::validate(
+            crate::profiles::ResultContract::Explore,
+            &format!(
+                r#"{{"status":"completed","summary":"s","evidence":[{}]}}"#,
+                refs.join(",")
+            ),
+            dir.path(),
+        )
+        .unwrap();
+        provenance::judge(
+            &mut result.evidence,
+            &provenance::Tracker::new(),
+            dir.path(),
+        );
+        provenance::mark_support(&mut result, 3);
+        let lines = grounding_lines(&result);
+        assert!(
+            lines.contains("[invalid: line out of range] a.rs:20\nand 40 more\n"),
+            "{lines}"
+        );
+        assert!(!lines.contains("a.rs:21"), "{lines}");
+        assert_eq!(lines.lines().count(), 1 + 1 + 20 + 1, "{lines}");
     }
 
     #[test]

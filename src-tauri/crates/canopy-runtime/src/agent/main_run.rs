@@ -54,26 +54,37 @@ pub(crate) async fn run_main(
     }
     if end.reason != TerminalReason::Cancelled {
         if let Some(text) = &end.final_text {
-            check_answer(ctx, text).await;
+            if !check_answer(ctx, text, &cancel).await {
+                end = Ending::reason(TerminalReason::Cancelled, None);
+            }
         }
     }
     finish(ctx, &st, end)
 }
 
 /// Records `answer_checked` for the references in the main agent's answer (none: nothing is
-/// written), judged against what any agent of this run was shown.
-async fn check_answer(ctx: &Arc<AgentCtx>, text: &str) {
+/// written), judged against what any agent of this run was shown. The check reads up to 200 cited
+/// files: off the async workers, watching `cancel`, and holding the run's tracker only to look the
+/// references up. `false` when `cancel` fired first (nothing is written).
+async fn check_answer(ctx: &Arc<AgentCtx>, text: &str, cancel: &CancellationToken) -> bool {
     if !ctx.runtime.settings.track_provenance {
-        return;
+        return true;
     }
     let (ctx2, text) = (ctx.clone(), text.to_string());
-    let checked = tokio::task::spawn_blocking(move || {
-        let seen = ctx2.run_seen.lock().ok()?;
-        provenance::check_answer(&text, &seen, &ctx2.project_root)
-    })
-    .await;
-    if let Ok(Some((references, trust))) = checked {
+    let (secrets, stop) = (ctx.secret_files(), cancel.clone());
+    let check = tokio::task::spawn_blocking(move || {
+        provenance::check_answer(&text, &ctx2.run_seen, &ctx2.project_root, &secrets, &|| {
+            stop.is_cancelled()
+        })
+    });
+    let checked = tokio::select! {
+        biased;
+        _ = cancel.cancelled() => return false,
+        r = check => r,
+    };
+    if let Ok(provenance::AnswerCheck::Checked(references, trust)) = checked {
         ctx.trace
             .emit(TraceEvent::AnswerChecked { references, trust });
     }
+    !cancel.is_cancelled()
 }

@@ -118,7 +118,7 @@ impl Phase {
 ///
 /// A result sent back for ungrounded citations is kept: when the corrective turn yields no result
 /// (it broke the contract, or ran out of budget), that first, structurally valid result stands,
-/// marked by its evidence's trust.
+/// marked by its evidence's trust, and the ending keeps the error that says why.
 pub(crate) async fn run_loop(
     ctx: &Arc<AgentCtx>,
     history: &mut Vec<Message>,
@@ -138,7 +138,9 @@ pub(crate) async fn run_loop(
             },
             final_text: Some(text),
             result: Some(result),
-            error: None,
+            // Why the corrected answer did not count (a second contract breach, a failed final
+            // call) is still worth telling.
+            error: end.error,
         },
         _ => end,
     }
@@ -380,6 +382,7 @@ async fn run_phases(
             contract_kind,
             text.clone(),
             ctx.project_root.clone(),
+            ctx.secret_files(),
             cancel,
         )
         .await;
@@ -504,6 +507,7 @@ pub(crate) async fn final_call(
                 ctx.profile.contract(),
                 resp.text.clone(),
                 ctx.project_root.clone(),
+                ctx.secret_files(),
                 cancel,
             )
             .await;

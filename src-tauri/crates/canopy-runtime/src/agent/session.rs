@@ -8,6 +8,7 @@ use canopy_protocol::{
     AgentKind, BudgetUsage, Budgets, ParentLink, PermissionMode, SubagentResult, TerminalReason,
     ToolSpec, TraceEvent, Usage,
 };
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::{SessionFiles, Tool};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -109,6 +110,15 @@ impl AgentCtx {
             b.max_wall_time_ms = b.max_wall_time_ms.min(c.max_wall_time_ms);
         }
         b
+    }
+
+    /// The secret-file list this agent's tools apply (a subagent's has no exceptions); evidence
+    /// checks apply the same, so a citation never shows what a Read would refuse.
+    pub fn secret_files(&self) -> Arc<SecretFiles> {
+        match self.agent {
+            AgentKind::Main => self.runtime.withheld.clone(),
+            AgentKind::Subagent => self.runtime.withheld_for_subagents.clone(),
+        }
     }
 
     /// Publishes the run's deadline and own usage for subagents launched from now on.

@@ -9,13 +9,15 @@
 //! not recognised: the cost of missing one is a reference left unchecked, never a false alarm.
 
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use canopy_protocol::{CheckedEvidence, TrustSummary};
 use regex::Regex;
 
-use super::{judge, Tracker};
-use crate::contract::check_evidence;
+use canopy_tools::secrets::SecretFiles;
+
+use super::{judge_found, lookups, Tracker};
+use crate::contract::check_evidence_until;
 
 /// Most references checked in one answer.
 const MAX_REFERENCES: usize = 200;
@@ -77,24 +79,48 @@ pub fn references(text: &str) -> Vec<String> {
     out
 }
 
-/// The answer's references checked on disk and against `seen` (the run-wide record), with their
-/// trust counted; `None` when the answer cites nothing.
+/// What checking an answer's references came to.
+#[derive(Debug)]
+pub enum AnswerCheck {
+    /// The answer cites nothing: nothing is recorded.
+    NothingCited,
+    /// `stop` fired (or the run's tracker could not be read): nothing is recorded.
+    Stopped,
+    /// The references, checked and judged, with their trust counted.
+    Checked(Vec<CheckedEvidence>, TrustSummary),
+}
+
+/// The answer's references checked on disk and against `seen` (the run-wide record). The files are
+/// read before `seen` is locked, and it is locked only to look the references up, so the run's
+/// tracker is never held while up to 200 cited files are read. `stop` is watched while reading, as
+/// for a subagent's evidence. A file `secrets` withholds is never quoted.
 pub fn check_answer(
     text: &str,
-    seen: &Tracker,
+    seen: &Mutex<Tracker>,
     project_root: &Path,
-) -> Option<(Vec<CheckedEvidence>, TrustSummary)> {
+    secrets: &SecretFiles,
+    stop: &dyn Fn() -> bool,
+) -> AnswerCheck {
     let refs = references(text);
     if refs.is_empty() {
-        return None;
+        return AnswerCheck::NothingCited;
     }
-    let mut checked: Vec<CheckedEvidence> = refs
-        .iter()
-        .map(|r| check_evidence(r, project_root))
-        .collect();
-    judge(&mut checked, seen, project_root);
+    let mut checked = Vec::with_capacity(refs.len());
+    for r in &refs {
+        match check_evidence_until(r, None, project_root, secrets, stop) {
+            Some(c) => checked.push(c),
+            None => return AnswerCheck::Stopped,
+        }
+    }
+    let found = match seen.lock() {
+        Ok(seen) => lookups(&checked, &seen),
+        Err(_) => return AnswerCheck::Stopped,
+    };
+    if !judge_found(&mut checked, found, project_root, stop) {
+        return AnswerCheck::Stopped;
+    }
     let trust = TrustSummary::of(&checked).unwrap_or_default();
-    Some((checked, trust))
+    AnswerCheck::Checked(checked, trust)
 }
 
 #[cfg(test)]
@@ -136,8 +162,15 @@ mod tests {
             stamp: Some(canopy_tools::stamp::stamp_file(&root.join("a.rs")).unwrap()),
             edit: None,
         }]);
-        let (refs, trust) =
-            check_answer("`a.rs:1` and a.rs:2 and a.rs:9 and b.rs:1", &seen, &root).unwrap();
+        let seen = Mutex::new(seen);
+        let check = |text: &str, stop: &dyn Fn() -> bool| {
+            check_answer(text, &seen, &root, &SecretFiles::default(), stop)
+        };
+        let AnswerCheck::Checked(refs, trust) =
+            check("`a.rs:1` and a.rs:2 and a.rs:9 and b.rs:1", &|| false)
+        else {
+            panic!("references were cited");
+        };
         let got: Vec<_> = refs.iter().map(|r| (r.raw.as_str(), r.trust)).collect();
         assert_eq!(
             got,
@@ -150,6 +183,22 @@ mod tests {
         );
         assert_eq!(refs[3].state, EvidenceState::MissingFile);
         assert_eq!((trust.total, trust.grounded, trust.invalid), (4, 1, 2));
-        assert!(check_answer("nothing cited", &seen, &root).is_none());
+        assert!(matches!(
+            check("nothing cited", &|| false),
+            AnswerCheck::NothingCited
+        ));
+        assert!(matches!(check("a.rs:1", &|| true), AnswerCheck::Stopped));
+        // The tracker is not held while the cited files are read.
+        let guard = seen.lock().unwrap();
+        let looks = std::cell::Cell::new(0);
+        let stop = || {
+            looks.set(looks.get() + 1);
+            looks.get() > 2
+        };
+        assert!(matches!(
+            check("a.rs:1 and a.rs:2", &stop),
+            AnswerCheck::Stopped
+        ));
+        drop(guard);
     }
 }

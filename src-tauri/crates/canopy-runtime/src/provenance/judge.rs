@@ -12,9 +12,10 @@ use canopy_protocol::{
     TrustSummary, Unsupported,
 };
 use canopy_tools::paths::{self, Access};
+use canopy_tools::secrets::SecretFiles;
 use canopy_tools::{stamp, Tool};
 
-use super::Tracker;
+use super::{FileSeen, Tracker};
 use crate::contract::cap_display;
 
 /// Whether cited files changed since they were stamped. Hashing a file again is the costly part,
@@ -43,13 +44,38 @@ impl Changed {
 /// Sets `provenance`, `read_stamp`, `stale` and `trust` of each item from `seen` (what the agent,
 /// or for the main answer any agent of the run, was shown) and the project as it is now.
 pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Path) {
+    let found = lookups(evidence, seen);
+    judge_found(evidence, found, project_root, &|| false);
+}
+
+/// What `seen` knows of each item's file, in order: all a judgement needs of the tracker, so a
+/// shared tracker is locked only for this and not while files are read.
+pub fn lookups(evidence: &[CheckedEvidence], seen: &Tracker) -> Vec<Option<FileSeen>> {
+    evidence
+        .iter()
+        .map(|item| {
+            if item.state == EvidenceState::Unparseable {
+                None
+            } else {
+                seen.lookup(&item.path, item.line, item.end_line)
+            }
+        })
+        .collect()
+}
+
+/// [`judge`] from [`lookups`] taken earlier; `false` when `stop` fired between items (the items
+/// from there on are left unjudged).
+pub fn judge_found(
+    evidence: &mut [CheckedEvidence],
+    found: Vec<Option<FileSeen>>,
+    project_root: &Path,
+    stop: &dyn Fn() -> bool,
+) -> bool {
     let mut changed = Changed::default();
-    for item in evidence {
-        let found = if item.state == EvidenceState::Unparseable {
-            None
-        } else {
-            seen.lookup(&item.path, item.line, item.end_line)
-        };
+    for (item, found) in evidence.iter_mut().zip(found) {
+        if stop() {
+            return false;
+        }
         item.provenance = Some(found.as_ref().map_or(Provenance::Unseen, |f| f.provenance));
         item.read_stamp = found.and_then(|f| f.stamp);
         item.stale = match (&item.read_stamp, item.state) {
@@ -58,17 +84,20 @@ pub fn judge(evidence: &mut [CheckedEvidence], seen: &Tracker, project_root: &Pa
         };
         item.trust = item.derive_trust();
     }
+    true
 }
 
 /// Fills `seen_text` of each item whose first cited line is in one of the agent's own tool
 /// results still in `history` (the latest showing wins), as the tool that showed it reads its own
 /// output ([`Tool::shown_line`]); `tools` are the agent's, looked up by the name each call used. A
-/// result cut down to make room no longer holds its lines, and then the text stays unknown.
+/// result cut down to make room no longer holds its lines, and then the text stays unknown. A
+/// file `secrets` withholds gets no text, whatever a result showed.
 pub fn fill_seen_text(
     evidence: &mut [CheckedEvidence],
     history: &[Message],
     tools: &[Arc<dyn Tool>],
     project_root: &Path,
+    secrets: &SecretFiles,
 ) {
     if evidence
         .iter()
@@ -86,26 +115,50 @@ pub fn fill_seen_text(
             }
         }
     }
-    for item in evidence
-        .iter_mut()
-        .filter(|e| e.provenance == Some(Provenance::Seen))
-    {
-        item.seen_text = history.iter().rev().find_map(|m| match m {
-            Message::ToolResult {
-                call_id,
-                name,
-                content,
-                is_error: false,
-            } => {
-                let tool = tools.iter().find(|t| t.name() == name.as_str())?;
-                let args = calls
-                    .get(call_id.as_str())
-                    .unwrap_or(&serde_json::Value::Null);
-                tool.shown_line(project_root, args, content, &item.path, item.line)
-                    .map(|t| cap_display(&t))
+    let wanted = |e: &CheckedEvidence| {
+        e.provenance == Some(Provenance::Seen) && secrets.withheld(Path::new(&e.path)).is_none()
+    };
+    // Each cited line is looked for once however many items cite it, in one pass over the results
+    // from the latest, and a line stops being looked for at its latest showing.
+    let mut keys = std::collections::HashSet::new();
+    let mut pending: Vec<(String, u32)> = evidence
+        .iter()
+        .filter(|e| wanted(e))
+        .map(|e| (e.path.clone(), e.line))
+        .filter(|k| keys.insert(k.clone()))
+        .collect();
+    let mut found: HashMap<(String, u32), String> = HashMap::new();
+    for m in history.iter().rev() {
+        if pending.is_empty() {
+            break;
+        }
+        let Message::ToolResult {
+            call_id,
+            name,
+            content,
+            is_error: false,
+        } = m
+        else {
+            continue;
+        };
+        let Some(tool) = tools.iter().find(|t| t.name() == name.as_str()) else {
+            continue;
+        };
+        let args = calls
+            .get(call_id.as_str())
+            .unwrap_or(&serde_json::Value::Null);
+        pending.retain(|(path, line)| {
+            match tool.shown_line(project_root, args, content, path, *line) {
+                Some(text) => {
+                    found.insert((path.clone(), *line), cap_display(&text));
+                    false
+                }
+                None => true,
             }
-            _ => None,
         });
+    }
+    for item in evidence.iter_mut().filter(|e| wanted(e)) {
+        item.seen_text = found.get(&(item.path.clone(), item.line)).cloned();
     }
 }
 
@@ -138,6 +191,10 @@ pub fn offending(evidence: &[CheckedEvidence]) -> Vec<&CheckedEvidence> {
         })
         .collect()
 }
+
+/// Most citations one notice to a model names (the corrective turn's, a `Task` result's); the
+/// rest are counted, so a result citing hundreds of missing lines does not make a notice as long.
+pub const MAX_LISTED: usize = 20;
 
 /// One line per item for people and models: `[unseen] src/x.rs:12`, with why when invalid.
 pub fn describe(item: &CheckedEvidence) -> String {
@@ -297,13 +354,109 @@ mod tests {
                 e
             })
             .collect();
-        fill_seen_text(&mut items, &history, &canopy_tools::builtin_tools(), &root);
+        fill_seen_text(
+            &mut items,
+            &history,
+            &canopy_tools::builtin_tools(),
+            &root,
+            &SecretFiles::default(),
+        );
         assert_eq!(items[0].seen_text.as_deref(), Some("fn b() {}"));
         assert_eq!(items[1].seen_text.as_deref(), Some("two"));
         assert_eq!(
             items[2].seen_text, None,
             "the task prompt is not a tool result"
         );
+    }
+
+    /// Grep that counts how often the host asks it for a line.
+    struct CountingGrep(std::sync::atomic::AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl Tool for CountingGrep {
+        fn name(&self) -> &str {
+            "Grep"
+        }
+        fn spec(&self) -> canopy_protocol::ToolSpec {
+            canopy_tools::GrepTool.spec()
+        }
+        fn kind(&self) -> canopy_protocol::ToolKind {
+            canopy_protocol::ToolKind::Read
+        }
+        fn read_only(&self) -> bool {
+            true
+        }
+        fn summarize(&self, _args: &serde_json::Value) -> String {
+            String::new()
+        }
+        fn shown_line(
+            &self,
+            root: &Path,
+            args: &serde_json::Value,
+            output: &str,
+            path: &str,
+            line: u32,
+        ) -> Option<String> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            canopy_tools::GrepTool.shown_line(root, args, output, path, line)
+        }
+        async fn run(
+            &self,
+            _args: serde_json::Value,
+            _ctx: &canopy_tools::ToolContext,
+        ) -> Result<canopy_tools::ToolOutput, canopy_tools::ToolError> {
+            Err(canopy_tools::ToolError::Failed(
+                "not run in this test".into(),
+            ))
+        }
+    }
+
+    #[test]
+    fn each_cited_line_is_looked_for_once_per_result_until_its_latest_showing() {
+        let (_dir, root) = project();
+        let mut history = Vec::new();
+        for i in 0..100 {
+            let id = format!("c{i}");
+            history.push(Message::assistant(
+                "",
+                vec![ToolCall {
+                    id: id.clone(),
+                    name: "Grep".into(),
+                    arguments: r#"{"pattern":"fn","output_mode":"content"}"#.into(),
+                }],
+            ));
+            history.push(Message::ToolResult {
+                call_id: id,
+                name: "Grep".into(),
+                content: format!("a.rs:1:fn a() {{}} #{i}\na.rs:2:fn b() {{}}\n"),
+                is_error: false,
+            });
+        }
+        // 200 citations of two lines, and one of a line no result shows.
+        let mut items: Vec<CheckedEvidence> = (0..201)
+            .map(|i| {
+                let r = match i {
+                    200 => "a.rs:3".to_string(),
+                    _ => format!("a.rs:{}", 1 + i % 2),
+                };
+                let mut e = check_evidence(&r, &root);
+                e.provenance = Some(Provenance::Seen);
+                e
+            })
+            .collect();
+        let grep = Arc::new(CountingGrep(Default::default()));
+        let tools: Vec<Arc<dyn Tool>> = vec![grep.clone()];
+        fill_seen_text(&mut items, &history, &tools, &root, &SecretFiles::default());
+        assert_eq!(
+            items[0].seen_text.as_deref(),
+            Some("fn a() {} #99"),
+            "the latest showing"
+        );
+        assert_eq!(items[199].seen_text.as_deref(), Some("fn b() {}"));
+        assert_eq!(items[200].seen_text, None);
+        // The two shown lines once (the last result), the unshown one in every result.
+        let asked = grep.0.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(asked, 2 + 100, "{asked} look-ups");
     }
 
     #[test]

@@ -7,8 +7,10 @@ mod quote;
 mod recheck;
 mod tracker;
 
-pub use answer::{check_answer, references};
-pub use judge::{describe, fill_seen_text, judge, mark_support, offending};
+pub use answer::{check_answer, references, AnswerCheck};
+pub use judge::{
+    describe, fill_seen_text, judge, judge_found, lookups, mark_support, offending, MAX_LISTED,
+};
 pub use quote::quote_matches;
 pub use recheck::recheck;
 pub use tracker::{FileSeen, Tracker, MAX_FILES, MAX_RANGES_PER_FILE};
