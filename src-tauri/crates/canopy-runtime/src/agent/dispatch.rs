@@ -5,8 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use canopy_protocol::{
-    AgentKind, Decision, DecisionSource, Message, SeenFile, ToolCall, ToolKind, ToolStatus,
-    TraceEvent,
+    Decision, DecisionSource, Message, SeenFile, ToolCall, ToolKind, ToolStatus, TraceEvent,
 };
 use canopy_tools::{ToolContext, ToolError};
 use serde_json::Value;
@@ -348,10 +347,7 @@ pub(crate) async fn run_one(
         env_denylist: Arc::new(ctx.runtime.settings.env_denylist.clone()),
         sandbox: ctx.runtime.sandbox.clone(),
         network_allowed: wants_network,
-        secrets: match ctx.agent {
-            AgentKind::Main => ctx.runtime.withheld.clone(),
-            AgentKind::Subagent => ctx.runtime.withheld_for_subagents.clone(),
-        },
+        secrets: ctx.secret_files(),
         output_allowance: allowance.map(|a| a.for_tool()),
         record_seen: ctx.runtime.settings.track_provenance,
     };
