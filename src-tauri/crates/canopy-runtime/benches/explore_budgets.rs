@@ -30,8 +30,7 @@ use serde_json::json;
 mod common;
 
 use common::{
-    fail, files_by_matches, first_match, generated_tree, mock_runtime, mock_settings, start,
-    BenchResult, KEY,
+    explore_plan, fail, generated_tree, mock_runtime, mock_settings, start, BenchResult, KEY,
 };
 
 /// Budgets compared: the seed's explore budgets first, then larger ones, among them the built-in
@@ -112,58 +111,17 @@ struct Task {
 }
 
 async fn plan(root: &Path, n: usize, first: &str, second: &str) -> BenchResult<Option<Task>> {
-    let a = files_by_matches(root, first).await?;
-    let b = files_by_matches(root, second).await?;
-    if a.len() < 2 || b.is_empty() {
+    let Some(p) = explore_plan(root, first, second).await? else {
         return Ok(None);
-    }
-    let (f1, f2) = (&a[0].0, &a[1].0);
-    let f3 = &b[0].0;
-    let f4 = a.get(2).map_or(f3, |f| &f.0);
-    let line1 = first_match(root, f1, first)?;
-    let line2 = first_match(root, f2, first)?;
-    let dir = Path::new(f1)
-        .parent()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| ".".into());
-    let ext = Path::new(f1)
-        .extension()
-        .map_or("*".into(), |e| e.to_string_lossy().into_owned());
+    };
     let tag = format!("[T{n}]");
-    let turns = vec![
-        vec![call(
-            "Grep",
-            json!({"pattern": first, "output_mode": "files_with_matches"}),
-        )],
-        vec![call(
-            "Grep",
-            json!({"pattern": first, "output_mode": "content", "max_results": 50}),
-        )],
-        vec![call("Read", json!({"path": f1}))],
-        vec![call("Read", json!({"path": f2}))],
-        vec![call(
-            "Read",
-            json!({"path": f1, "offset": line1.saturating_sub(20).max(1), "limit": 120}),
-        )],
-        vec![call(
-            "Grep",
-            json!({"pattern": second, "output_mode": "content", "max_results": 50}),
-        )],
-        vec![call("Read", json!({"path": f3}))],
-        vec![call(
-            "Glob",
-            json!({"pattern": format!("*.{ext}"), "path": dir}),
-        )],
-        vec![call("Read", json!({"path": f4}))],
-    ];
     Ok(Some(Task {
         prompt: format!(
             "{tag} Find where `{first}` is used and how it relates to `{second}`. Cite path:line evidence."
         ),
         tag,
-        turns,
-        evidence: vec![format!("{f1}:{line1}"), format!("{f2}:{line2}")],
+        evidence: vec![format!("{}:{}", p.f1, p.line1), format!("{}:{}", p.f2, p.line2)],
+        turns: p.turns,
     }))
 }
 

@@ -37,8 +37,8 @@ use serde_json::json;
 mod common;
 
 use common::{
-    fail, files_by_matches, first_match, generated_tree, median, mock_runtime, mock_settings,
-    start, BenchResult, KEY,
+    explore_plan, fail, generated_tree, median, mock_runtime, mock_settings, start, BenchResult,
+    KEY,
 };
 /// Files the tracker bench records: "an agent that reads 10,000 files".
 const FILES: usize = 10_000;
@@ -61,52 +61,16 @@ struct Task {
 }
 
 async fn plan(root: &Path, first: &str, second: &str) -> BenchResult<Task> {
-    let a = files_by_matches(root, first).await?;
-    let b = files_by_matches(root, second).await?;
-    if a.len() < 3 || b.is_empty() {
-        return Err(fail(format!("too few matches for `{first}` / `{second}`")));
-    }
-    let (f1, f2, f3, f4) = (&a[0].0, &a[1].0, &b[0].0, &a[2].0);
-    let line1 = first_match(root, f1, first)?;
-    let dir = Path::new(f1)
-        .parent()
-        .map(|p| p.to_string_lossy().into_owned())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| ".".into());
-    let ext = Path::new(f1)
-        .extension()
-        .map_or("*".into(), |e| e.to_string_lossy().into_owned());
-    let around = line1.saturating_sub(20).max(1);
-    let turns = vec![
-        vec![call(
-            "Grep",
-            json!({"pattern": first, "output_mode": "files_with_matches"}),
-        )],
-        vec![call(
-            "Grep",
-            json!({"pattern": first, "output_mode": "content", "max_results": 50}),
-        )],
-        vec![call("Read", json!({"path": f1}))],
-        vec![call("Read", json!({"path": f2}))],
-        vec![call(
-            "Read",
-            json!({"path": f1, "offset": around, "limit": 120}),
-        )],
-        vec![call(
-            "Grep",
-            json!({"pattern": second, "output_mode": "content", "max_results": 50}),
-        )],
-        vec![call("Read", json!({"path": f3}))],
-        vec![call(
-            "Glob",
-            json!({"pattern": format!("*.{ext}"), "path": dir}),
-        )],
-        vec![call("Read", json!({"path": f4}))],
-    ];
+    let p = explore_plan(root, first, second)
+        .await?
+        .ok_or_else(|| fail(format!("too few matches for `{first}` / `{second}`")))?;
     // Both citations are lines the agent was shown: the `offset`/`limit` read covers them.
     Ok(Task {
-        turns,
-        evidence: vec![format!("{f1}:{line1}"), format!("{f1}:{}", line1 + 1)],
+        evidence: vec![
+            format!("{}:{}", p.f1, p.line1),
+            format!("{}:{}", p.f1, p.line1 + 1),
+        ],
+        turns: p.turns,
     })
 }
 

@@ -11,7 +11,7 @@ use canopy_config::{KeyOrigin, MemoryStore, ModelSlotConfig, SecretStore, Settin
 use canopy_host::{runtime_settings, ConfiguredModels};
 use canopy_protocol::{ModelSlot, ProviderKind, SecretString, TraceRecord};
 use canopy_runtime::{MainSession, Runtime, RuntimeSettings, SessionOptions};
-use canopy_test_support::MockServer;
+use canopy_test_support::{call, MockServer, ScriptedCall};
 use canopy_tools::{GrepTool, Tool, ToolContext};
 use serde_json::json;
 use tokio::sync::mpsc::UnboundedReceiver;
@@ -109,6 +109,79 @@ pub async fn files_by_matches(root: &Path, pattern: &str) -> BenchResult<Vec<(St
         .collect();
     files.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     Ok(files)
+}
+
+/// An explore subagent's calls for "where is `first` used, and how does it relate to `second`",
+/// found by really searching the tree: what the explore benches script.
+pub struct ExplorePlan {
+    /// The file with the most matches of `first`, and the first matching line in it.
+    pub f1: String,
+    pub line1: u64,
+    /// The file with the second most matches of `first`, and its first matching line.
+    pub f2: String,
+    pub line2: u64,
+    /// One model turn per entry: two Greps, Reads of the top files (one with offset/limit around
+    /// `line1`), a Grep for `second`, a Glob of `f1`'s folder, one more Read.
+    pub turns: Vec<Vec<ScriptedCall>>,
+}
+
+/// The plan for `first` and `second` under `root`; `None` when either matches too little.
+pub async fn explore_plan(
+    root: &Path,
+    first: &str,
+    second: &str,
+) -> BenchResult<Option<ExplorePlan>> {
+    let a = files_by_matches(root, first).await?;
+    let b = files_by_matches(root, second).await?;
+    if a.len() < 2 || b.is_empty() {
+        return Ok(None);
+    }
+    let (f1, f2) = (&a[0].0, &a[1].0);
+    let f3 = &b[0].0;
+    let f4 = a.get(2).map_or(f3, |f| &f.0);
+    let line1 = first_match(root, f1, first)?;
+    let line2 = first_match(root, f2, first)?;
+    let dir = Path::new(f1)
+        .parent()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| ".".into());
+    let ext = Path::new(f1)
+        .extension()
+        .map_or("*".into(), |e| e.to_string_lossy().into_owned());
+    let turns = vec![
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "files_with_matches"}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": first, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f1}))],
+        vec![call("Read", json!({"path": f2}))],
+        vec![call(
+            "Read",
+            json!({"path": f1, "offset": line1.saturating_sub(20).max(1), "limit": 120}),
+        )],
+        vec![call(
+            "Grep",
+            json!({"pattern": second, "output_mode": "content", "max_results": 50}),
+        )],
+        vec![call("Read", json!({"path": f3}))],
+        vec![call(
+            "Glob",
+            json!({"pattern": format!("*.{ext}"), "path": dir}),
+        )],
+        vec![call("Read", json!({"path": f4}))],
+    ];
+    Ok(Some(ExplorePlan {
+        f1: f1.clone(),
+        line1,
+        f2: f2.clone(),
+        line2,
+        turns,
+    }))
 }
 
 /// 1-based number of the first line of `file` that matches `pattern`.
